@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cowlinkfs: copy-on-write hard links as a stacking filesystem.
+ *
+ * The COW flag: storage, inheritance and the link()/rename() rules of the
+ * cowlinks patch, and the work directory that link breaks go through.
+ */
+
+#include <linux/fs.h>
+#include <linux/file.h>
+#include <linux/list.h>
+#include <linux/mount.h>
+#include <linux/namei.h>
+#include <linux/slab.h>
+#include <linux/xattr.h>
+#include "cowlinkfs.h"
+
+/**
+ * cowlinkfs_get_cow - is the COW flag set on an inode?
+ * @inode: cowlinkfs inode
+ *
+ * The flag is read from the lower inode once and cached; it is changed only
+ * through cowlinkfs_set_cow() and copied along by a link break, so the
+ * cache stays right.  Changing the xattr directly in the lower directory
+ * is seen when the inode is next instantiated.
+ *
+ * Return: the flag.
+ */
+bool cowlinkfs_get_cow(struct inode *inode)
+{
+	struct cowlinkfs_inode *ci = CLI(inode);
+	struct path lowerpath;
+	char val;
+	ssize_t res;
+
+	if (test_bit(CLI_COW_KNOWN, &ci->state))
+		return test_bit(CLI_COW, &ci->state);
+
+	cowlinkfs_lower_path(inode, &lowerpath);
+	/* Not vfs_getxattr(): trusted.* is ours to read whoever asks. */
+	res = __vfs_getxattr(lowerpath.dentry, d_inode(lowerpath.dentry),
+			     COWLINKFS_XATTR_COW, &val, 1);
+	path_put(&lowerpath);
+	if (res == 1 && val == '1')
+		set_bit(CLI_COW, &ci->state);
+	else
+		clear_bit(CLI_COW, &ci->state);
+	set_bit(CLI_COW_KNOWN, &ci->state);
+	return test_bit(CLI_COW, &ci->state);
+}
+
+/**
+ * cowlinkfs_is_cow - do writes to this inode break its links?
+ * @inode: cowlinkfs inode
+ *
+ * Return: true for regular files that carry the flag, or for every regular
+ * file on a cow=all mount.
+ */
+bool cowlinkfs_is_cow(struct inode *inode)
+{
+	if (!S_ISREG(inode->i_mode))
+		return false;
+	if (CLSB(inode->i_sb)->cow_mode == COWLINKFS_COW_ALL)
+		return true;
+	return cowlinkfs_get_cow(inode);
+}
+
+/* Write or remove the flag on a lower dentry; mounter's creds, write access held. */
+static int cowlinkfs_write_flag(struct dentry *lower, bool on)
+{
+	int err;
+
+	if (on)
+		return vfs_setxattr(&init_user_ns, lower, COWLINKFS_XATTR_COW,
+				    "1", 1, 0);
+	err = vfs_removexattr(&init_user_ns, lower, COWLINKFS_XATTR_COW);
+	return err == -ENODATA ? 0 : err;
+}
+
+/**
+ * cowlinkfs_set_cow - set or clear the COW flag (COWLINK_IOC_SETCOW)
+ * @inode: cowlinkfs inode of a regular file or directory
+ * @on: the new value
+ *
+ * Like chattr, this needs ownership or CAP_FOWNER; the patch had no check.
+ * A multi-link file that is open for writing cannot become COW: its
+ * writers already share the one inode (ETXTBSY).
+ *
+ * Return: 0 or a negative errno.
+ */
+int cowlinkfs_set_cow(struct inode *inode, bool on)
+{
+	struct cowlinkfs_inode *ci = CLI(inode);
+	struct vfsmount *mnt = CLSB(inode->i_sb)->lower_mnt;
+	const struct cred *old_cred;
+	struct path lowerpath;
+	struct inode *real;
+	int err;
+
+	if (!S_ISREG(inode->i_mode) && !S_ISDIR(inode->i_mode))
+		return -EINVAL;
+	if (!inode_owner_or_capable(&init_user_ns, inode))
+		return -EPERM;
+
+	err = mnt_want_write(mnt);
+	if (err)
+		return err;
+	mutex_lock(&ci->break_mutex);
+	cowlinkfs_lower_path(inode, &lowerpath);
+	real = d_inode(lowerpath.dentry);
+	if (on && S_ISREG(real->i_mode) && real->i_nlink > 1 &&
+	    inode_is_open_for_write(real)) {
+		err = -ETXTBSY;
+	} else {
+		old_cred = cowlinkfs_override_creds(inode->i_sb);
+		err = cowlinkfs_write_flag(lowerpath.dentry, on);
+		revert_creds(old_cred);
+	}
+	if (!err) {
+		if (on)
+			set_bit(CLI_COW, &ci->state);
+		else
+			clear_bit(CLI_COW, &ci->state);
+		set_bit(CLI_COW_KNOWN, &ci->state);
+	}
+	path_put(&lowerpath);
+	mutex_unlock(&ci->break_mutex);
+	mnt_drop_write(mnt);
+	cowlinkfs_copyattr(inode);
+	return err;
+}
+
+/**
+ * cowlinkfs_inherit_cow - give a new file or directory its parent's flag
+ * @dir: cowlinkfs parent directory
+ * @lower: the new lower dentry, its directory locked, write access held
+ *
+ * Return: 0 or a negative errno.
+ */
+int cowlinkfs_inherit_cow(struct inode *dir, struct dentry *lower)
+{
+	const struct cred *old_cred;
+	int err;
+
+	if (!cowlinkfs_get_cow(dir))
+		return 0;
+	old_cred = cowlinkfs_override_creds(dir->i_sb);
+	err = cowlinkfs_write_flag(lower, true);
+	revert_creds(old_cred);
+	return err;
+}
+
+/**
+ * cowlinkfs_check_link - may @inode get a new name in @dir?
+ * @inode: cowlinkfs inode being linked
+ * @dir: the directory of the new name
+ *
+ * As in the cowlinks patch, a regular file whose flag differs from the
+ * target directory's cannot be linked there (EMLINK): a cow link stays in
+ * cow directories.  A COW file that is open for writing cannot gain a name
+ * either (ETXTBSY), since its writers would write to both names.
+ *
+ * Return: 0 or a negative errno.
+ */
+int cowlinkfs_check_link(struct inode *inode, struct inode *dir)
+{
+	if (!S_ISREG(inode->i_mode))
+		return 0;
+	if (CLSB(inode->i_sb)->cow_mode == COWLINKFS_COW_FLAG &&
+	    cowlinkfs_get_cow(inode) != cowlinkfs_get_cow(dir))
+		return -EMLINK;
+	if (cowlinkfs_is_cow(inode) &&
+	    inode_is_open_for_write(cowlinkfs_lower_inode(inode)))
+		return -ETXTBSY;
+	return 0;
+}
+
+/**
+ * cowlinkfs_check_rename - may @inode move from @old_dir to @new_dir?
+ * @old_dir: source directory
+ * @inode: the inode being moved (may be NULL)
+ * @new_dir: target directory
+ *
+ * What the cowlinks patch meant by cow_allow_rename(): a rename within one
+ * directory always works; across directories, a regular file or directory
+ * whose flag differs from the target directory's is refused with EMLINK;
+ * special files and symlinks move freely.  (The patch tested
+ * !S_ISREG || !S_ISDIR, which is true for everything, and so refused all
+ * of them.)
+ *
+ * Return: 0 or -EMLINK.
+ */
+int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
+			   struct inode *new_dir)
+{
+	if (!inode || old_dir == new_dir)
+		return 0;
+	if (!S_ISREG(inode->i_mode) && !S_ISDIR(inode->i_mode))
+		return 0;
+	if (CLSB(inode->i_sb)->cow_mode == COWLINKFS_COW_ALL)
+		return 0;
+	if (cowlinkfs_get_cow(inode) != cowlinkfs_get_cow(new_dir))
+		return -EMLINK;
+	return 0;
+}
+
+struct cowlinkfs_name {
+	struct list_head list;
+	int len;
+	char name[];
+};
+
+struct cowlinkfs_scan {
+	struct dir_context ctx;
+	struct list_head names;
+	int count;
+	int err;
+};
+
+static bool cowlinkfs_scan_actor(struct dir_context *ctx, const char *name,
+				 int len, loff_t offset, u64 ino,
+				 unsigned int d_type)
+{
+	struct cowlinkfs_scan *scan =
+		container_of(ctx, struct cowlinkfs_scan, ctx);
+	struct cowlinkfs_name *n;
+
+	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
+		return true;
+	n = kmalloc(struct_size(n, name, len + 1), GFP_KERNEL);
+	if (!n) {
+		scan->err = -ENOMEM;
+		return false;
+	}
+	memcpy(n->name, name, len);
+	n->name[len] = '\0';
+	n->len = len;
+	list_add_tail(&n->list, &scan->names);
+	scan->count++;
+	return true;
+}
+
+/**
+ * cowlinkfs_clean_workdir - remove what interrupted link breaks left
+ * @sb: cowlinkfs superblock, with the mounter's credentials in force
+ *
+ * A break links its finished copy into the work directory and renames it
+ * over the broken name.  A crash between the two leaves a complete but
+ * unused copy here; nothing else ever lives here, so all of it goes.
+ *
+ * Return: 0 or a negative errno.
+ */
+int cowlinkfs_clean_workdir(struct super_block *sb)
+{
+	struct cowlinkfs_sb_info *sbi = CLSB(sb);
+	struct path path = { .mnt = sbi->lower_mnt, .dentry = sbi->workdir };
+	struct inode *dir = d_inode(sbi->workdir);
+	struct cowlinkfs_scan scan = {
+		.ctx.actor = cowlinkfs_scan_actor,
+		.names = LIST_HEAD_INIT(scan.names),
+	};
+	struct cowlinkfs_name *n, *tmp;
+	struct file *file;
+	int removed = 0;
+	int err;
+
+	file = dentry_open(&path, O_RDONLY | O_DIRECTORY, current_cred());
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	do {
+		scan.count = 0;
+		err = iterate_dir(file, &scan.ctx);
+	} while (!err && !scan.err && scan.count);
+	fput(file);
+	err = err ?: scan.err;
+
+	if (!err && !list_empty(&scan.names))
+		err = mnt_want_write(sbi->lower_mnt);
+	if (!err && !list_empty(&scan.names)) {
+		inode_lock_nested(dir, I_MUTEX_PARENT);
+		list_for_each_entry(n, &scan.names, list) {
+			struct dentry *d = lookup_one_len(n->name, sbi->workdir,
+							  n->len);
+
+			if (IS_ERR(d)) {
+				err = PTR_ERR(d);
+				break;
+			}
+			if (d_is_positive(d) && !d_is_dir(d)) {
+				err = vfs_unlink(&init_user_ns, dir, d, NULL);
+				removed += !err;
+			}
+			dput(d);
+			if (err)
+				break;
+		}
+		inode_unlock(dir);
+		mnt_drop_write(sbi->lower_mnt);
+	}
+	list_for_each_entry_safe(n, tmp, &scan.names, list)
+		kfree(n);
+	if (removed)
+		pr_info("removed %d leftover(s) of interrupted link breaks\n",
+			removed);
+	return err;
+}

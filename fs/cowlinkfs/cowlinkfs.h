@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cowlinkfs: copy-on-write hard links as a stacking filesystem.
+ *
+ * Private header shared by the files of the module.
+ */
+#ifndef _COWLINKFS_H
+#define _COWLINKFS_H
+
+#include <linux/fs.h>
+#include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <linux/cred.h>
+#include <linux/path.h>
+#include <linux/dcache.h>
+
+#include "uapi/cowlinkfs.h"
+
+#undef pr_fmt
+#define pr_fmt(fmt) "cowlinkfs: " fmt
+
+/*
+ * The lower extended attribute that holds the COW flag.  It lives in the
+ * trusted namespace so that only cowlinkfs (running with the mounter's
+ * credentials) and the administrator can change it directly.
+ */
+#define COWLINKFS_XATTR_COW	"trusted.cowlinkfs.cow"
+#define COWLINKFS_XATTR_PREFIX	"trusted.cowlinkfs."
+
+/*
+ * The work directory at the top of the lower tree.  A link break puts the
+ * finished copy here under a temporary name before renaming it over the
+ * name being broken; whatever a crash leaves here is removed at mount time.
+ */
+#define COWLINKFS_WORKDIR	".cowlinkfs-work"
+
+enum cowlinkfs_cow_mode {
+	COWLINKFS_COW_FLAG,	/* only files carrying the flag are COW */
+	COWLINKFS_COW_ALL,	/* every regular file is COW */
+};
+
+struct cowlinkfs_sb_info {
+	struct vfsmount *lower_mnt;	/* private clone of the lower mount */
+	struct path lower_root;
+	struct dentry *workdir;		/* NULL on a read-only lower fs */
+	const struct cred *creator_cred; /* credentials for private work */
+	enum cowlinkfs_cow_mode cow_mode;
+	atomic_long_t breaks;		/* link breaks since mount */
+};
+
+/* Bits of cowlinkfs_inode::state */
+enum {
+	CLI_COW_KNOWN,		/* CLI_COW is valid (flag read from lower) */
+	CLI_COW,		/* the COW flag is set */
+};
+
+/**
+ * struct cowlinkfs_inode - a cowlinkfs inode
+ * @lower: the lower dentry this inode stands for, under @lock
+ * @lock: protects @lower, which changes when a link is broken
+ * @break_mutex: serialises link breaks and flag changes of this inode
+ * @state: CLI_* bits
+ * @vfs_inode: the VFS inode
+ *
+ * Directories are hashed by their lower inode.  Every other inode stands for
+ * exactly one name (one dentry): as overlayfs does for hard links without
+ * an index, each name of a multi-link lower file gets an inode of its own,
+ * so that breaking the link of one name swaps the lower dentry beneath that
+ * one inode and leaves every other name alone.
+ */
+struct cowlinkfs_inode {
+	struct dentry *lower;
+	spinlock_t lock;
+	struct mutex break_mutex;
+	unsigned long state;
+	struct inode vfs_inode;
+};
+
+static inline struct cowlinkfs_sb_info *CLSB(const struct super_block *sb)
+{
+	return sb->s_fs_info;
+}
+
+static inline struct cowlinkfs_inode *CLI(const struct inode *inode)
+{
+	return container_of(inode, struct cowlinkfs_inode, vfs_inode);
+}
+
+/*
+ * The lower dentry of @inode without taking a reference: only for callers
+ * that cannot race with a link break (directories never break; regular
+ * files are fine under break_mutex) or that only peek (RCU walk).
+ */
+static inline struct dentry *cowlinkfs_lower_peek(const struct inode *inode)
+{
+	return READ_ONCE(CLI(inode)->lower);
+}
+
+static inline struct inode *cowlinkfs_lower_inode(const struct inode *inode)
+{
+	return d_inode(cowlinkfs_lower_peek(inode));
+}
+
+/* super.c */
+const struct cred *cowlinkfs_override_creds(struct super_block *sb);
+
+/* inode.c */
+void cowlinkfs_lower_path(const struct inode *inode, struct path *path);
+struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower);
+void cowlinkfs_copyattr(struct inode *inode);
+int cowlinkfs_getattr(struct user_namespace *mnt_userns,
+		      const struct path *path, struct kstat *stat,
+		      u32 request_mask, unsigned int flags);
+int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
+		      struct iattr *attr);
+int cowlinkfs_permission(struct user_namespace *mnt_userns,
+			 struct inode *inode, int mask);
+ssize_t cowlinkfs_listxattr(struct dentry *dentry, char *list, size_t size);
+struct posix_acl *cowlinkfs_get_acl(struct inode *inode, int type, bool rcu);
+int cowlinkfs_fileattr_get(struct dentry *dentry, struct fileattr *fa);
+int cowlinkfs_fileattr_set(struct user_namespace *mnt_userns,
+			   struct dentry *dentry, struct fileattr *fa);
+extern const struct xattr_handler *cowlinkfs_xattr_handlers[];
+extern const struct inode_operations cowlinkfs_file_iops;
+extern const struct inode_operations cowlinkfs_symlink_iops;
+extern const struct inode_operations cowlinkfs_special_iops;
+
+/* dir.c */
+extern const struct inode_operations cowlinkfs_dir_iops;
+extern const struct dentry_operations cowlinkfs_dops;
+bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
+			       int len);
+
+/* file.c */
+extern const struct file_operations cowlinkfs_file_fops;
+long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* readdir.c */
+extern const struct file_operations cowlinkfs_dir_fops;
+
+/* cow.c */
+bool cowlinkfs_get_cow(struct inode *inode);
+bool cowlinkfs_is_cow(struct inode *inode);
+int cowlinkfs_set_cow(struct inode *inode, bool on);
+int cowlinkfs_inherit_cow(struct inode *dir, struct dentry *lower);
+int cowlinkfs_check_link(struct inode *inode, struct inode *dir);
+int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
+			   struct inode *new_dir);
+int cowlinkfs_break(struct dentry *dentry);
+int cowlinkfs_clean_workdir(struct super_block *sb);
+
+#endif /* _COWLINKFS_H */

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cowlinkfs: copy-on-write hard links as a stacking filesystem.
+ *
+ * Directory operations: each is done on the lower directory under its own
+ * lock, with a fresh lower lookup of the name, the way overlayfs works on
+ * its upper layer.
+ */
+
+#include <linux/fs.h>
+#include <linux/mount.h>
+#include <linux/namei.h>
+#include "cowlinkfs.h"
+
+/**
+ * cowlinkfs_is_workdir_name - is this the hidden work directory?
+ * @parent: cowlinkfs directory dentry the name is in
+ * @name: the name
+ * @len: its length
+ *
+ * Return: true for the work directory's name at the root of the mount; it is
+ * neither shown nor reachable through cowlinkfs.
+ */
+bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
+			       int len)
+{
+	return IS_ROOT(parent) && len == sizeof(COWLINKFS_WORKDIR) - 1 &&
+	       !memcmp(name, COWLINKFS_WORKDIR, len);
+}
+
+static int cowlinkfs_same_name(struct dentry *lower, struct dentry *dentry)
+{
+	int same;
+
+	spin_lock(&lower->d_lock);
+	same = lower->d_name.len == dentry->d_name.len &&
+	       !memcmp(lower->d_name.name, dentry->d_name.name,
+		       dentry->d_name.len);
+	spin_unlock(&lower->d_lock);
+	return same;
+}
+
+/*
+ * Lower directories can change behind our back, and such changes must show
+ * through the mount.  Positive dentries stay valid while their lower dentry
+ * still sits at the same name in the lower directory of our parent;
+ * negative dentries are not kept at all (see cowlinkfs_d_delete()).
+ */
+static int cowlinkfs_d_revalidate(struct dentry *dentry, unsigned int flags)
+{
+	struct inode *inode, *pinode;
+	struct dentry *lower, *parent;
+
+	inode = d_inode_rcu(dentry);
+	if (!inode)
+		return 0;
+	lower = cowlinkfs_lower_peek(inode);
+	parent = READ_ONCE(dentry->d_parent);
+	pinode = d_inode_rcu(parent);
+	if (!lower || !pinode)
+		return flags & LOOKUP_RCU ? -ECHILD : 0;
+	if (d_unhashed(lower) ||
+	    READ_ONCE(lower->d_parent) != cowlinkfs_lower_peek(pinode))
+		return 0;
+	/* A rename within the lower directory keeps the parent. */
+	if (flags & LOOKUP_RCU)
+		return READ_ONCE(lower->d_name.len) == dentry->d_name.len ?
+		       1 : 0;
+	return cowlinkfs_same_name(lower, dentry);
+}
+
+static int cowlinkfs_d_delete(const struct dentry *dentry)
+{
+	return d_really_is_negative(dentry);
+}
+
+const struct dentry_operations cowlinkfs_dops = {
+	.d_revalidate	= cowlinkfs_d_revalidate,
+	.d_delete	= cowlinkfs_d_delete,
+};
+
+static struct dentry *cowlinkfs_lookup(struct inode *dir, struct dentry *dentry,
+				       unsigned int flags)
+{
+	struct dentry *lowerdir = cowlinkfs_lower_peek(dir);
+	struct inode *inode = NULL;
+	struct dentry *lower;
+
+	if (cowlinkfs_is_workdir_name(dentry->d_parent, dentry->d_name.name,
+				      dentry->d_name.len))
+		return ERR_PTR(-ENOENT);
+
+	lower = lookup_one_len_unlocked(dentry->d_name.name, lowerdir,
+					dentry->d_name.len);
+	if (IS_ERR(lower))
+		return ERR_CAST(lower);
+	if (d_is_negative(lower))
+		dput(lower);
+	else
+		inode = cowlinkfs_get_inode(dir->i_sb, lower);
+	return d_splice_alias(inode, dentry);
+}
+
+/*
+ * Lock the lower directory of @dir and look up @dentry's name in it.
+ * Return the lower dentry (positive or not) with the directory locked and
+ * write access to the lower mount taken, or an ERR_PTR() with neither.
+ */
+static struct dentry *cowlinkfs_lock_lookup(struct inode *dir,
+					    struct dentry *dentry)
+{
+	struct dentry *lowerdir = cowlinkfs_lower_peek(dir);
+	struct vfsmount *mnt = CLSB(dir->i_sb)->lower_mnt;
+	struct dentry *lower;
+	int err;
+
+	err = mnt_want_write(mnt);
+	if (err)
+		return ERR_PTR(err);
+	inode_lock_nested(d_inode(lowerdir), I_MUTEX_PARENT);
+	lower = lookup_one_len(dentry->d_name.name, lowerdir,
+			       dentry->d_name.len);
+	if (IS_ERR(lower)) {
+		inode_unlock(d_inode(lowerdir));
+		mnt_drop_write(mnt);
+	}
+	return lower;
+}
+
+static void cowlinkfs_unlock(struct inode *dir, struct dentry *lower)
+{
+	dput(lower);
+	inode_unlock(d_inode(cowlinkfs_lower_peek(dir)));
+	mnt_drop_write(CLSB(dir->i_sb)->lower_mnt);
+	cowlinkfs_copyattr(dir);
+}
+
+/* Give the new lower object @lower a cowlinkfs inode at @dentry. */
+static int cowlinkfs_instantiate(struct inode *dir, struct dentry *dentry,
+				 struct dentry *lower)
+{
+	struct inode *inode;
+
+	/* Some filesystems leave the dentry unhashed after mkdir. */
+	if (d_unhashed(lower) || d_is_negative(lower)) {
+		lower = lookup_one_len(dentry->d_name.name, lower->d_parent,
+				       dentry->d_name.len);
+		if (IS_ERR(lower))
+			return PTR_ERR(lower);
+		if (d_is_negative(lower)) {
+			dput(lower);
+			return -ENOENT;
+		}
+	} else {
+		dget(lower);
+	}
+	inode = cowlinkfs_get_inode(dir->i_sb, lower);
+	if (IS_ERR(inode))
+		return PTR_ERR(inode);
+	d_instantiate(dentry, inode);
+	return 0;
+}
+
+static int cowlinkfs_create_object(struct inode *dir, struct dentry *dentry,
+				   umode_t mode, dev_t rdev, const char *link)
+{
+	struct inode *ldir = d_inode(cowlinkfs_lower_peek(dir));
+	struct dentry *lower;
+	int err;
+
+	lower = cowlinkfs_lock_lookup(dir, dentry);
+	if (IS_ERR(lower))
+		return PTR_ERR(lower);
+
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		err = vfs_create(&init_user_ns, ldir, lower, mode, true);
+		break;
+	case S_IFDIR:
+		err = vfs_mkdir(&init_user_ns, ldir, lower, mode);
+		break;
+	case S_IFLNK:
+		err = vfs_symlink(&init_user_ns, ldir, lower, link);
+		break;
+	default:
+		err = vfs_mknod(&init_user_ns, ldir, lower, mode, rdev);
+		break;
+	}
+	if (!err && (S_ISREG(mode) || S_ISDIR(mode)))
+		err = cowlinkfs_inherit_cow(dir, lower);
+	if (!err)
+		err = cowlinkfs_instantiate(dir, dentry, lower);
+	cowlinkfs_unlock(dir, lower);
+	return err;
+}
+
+static int cowlinkfs_create(struct user_namespace *mnt_userns, struct inode *dir,
+			    struct dentry *dentry, umode_t mode, bool excl)
+{
+	return cowlinkfs_create_object(dir, dentry, (mode & 07777) | S_IFREG,
+				       0, NULL);
+}
+
+static int cowlinkfs_mkdir(struct user_namespace *mnt_userns, struct inode *dir,
+			   struct dentry *dentry, umode_t mode)
+{
+	return cowlinkfs_create_object(dir, dentry, (mode & 07777) | S_IFDIR,
+				       0, NULL);
+}
+
+static int cowlinkfs_mknod(struct user_namespace *mnt_userns, struct inode *dir,
+			   struct dentry *dentry, umode_t mode, dev_t rdev)
+{
+	return cowlinkfs_create_object(dir, dentry, mode, rdev, NULL);
+}
+
+static int cowlinkfs_symlink(struct user_namespace *mnt_userns,
+			     struct inode *dir, struct dentry *dentry,
+			     const char *link)
+{
+	return cowlinkfs_create_object(dir, dentry, S_IFLNK, 0, link);
+}
+
+static int cowlinkfs_link(struct dentry *old, struct inode *dir,
+			  struct dentry *new)
+{
+	struct inode *inode = d_inode(old);
+	struct path lowerold;
+	struct dentry *lower;
+	int err;
+
+	err = cowlinkfs_check_link(inode, dir);
+	if (err)
+		return err;
+
+	lower = cowlinkfs_lock_lookup(dir, new);
+	if (IS_ERR(lower))
+		return PTR_ERR(lower);
+	cowlinkfs_lower_path(inode, &lowerold);
+	err = vfs_link(lowerold.dentry, &init_user_ns,
+		       d_inode(cowlinkfs_lower_peek(dir)), lower, NULL);
+	path_put(&lowerold);
+	if (!err)
+		err = cowlinkfs_instantiate(dir, new, lower);
+	cowlinkfs_unlock(dir, lower);
+	cowlinkfs_copyattr(inode);
+	return err;
+}
+
+/*
+ * The lower dentry at @dentry's name must still be the one our inode stands
+ * for; if the lower directory was changed behind our back, say so rather
+ * than remove something else.
+ */
+static int cowlinkfs_check_victim(struct dentry *dentry, struct dentry *lower)
+{
+	if (d_is_negative(lower))
+		return -ENOENT;
+	if (lower != cowlinkfs_lower_peek(d_inode(dentry)))
+		return -ESTALE;
+	return 0;
+}
+
+static int cowlinkfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
+{
+	struct inode *ldir = d_inode(cowlinkfs_lower_peek(dir));
+	struct inode *inode = d_inode(dentry);
+	struct dentry *lower;
+	int err;
+
+	lower = cowlinkfs_lock_lookup(dir, dentry);
+	if (IS_ERR(lower))
+		return PTR_ERR(lower);
+	err = cowlinkfs_check_victim(dentry, lower);
+	if (!err) {
+		if (is_dir)
+			err = vfs_rmdir(&init_user_ns, ldir, lower);
+		else
+			err = vfs_unlink(&init_user_ns, ldir, lower, NULL);
+	}
+	cowlinkfs_unlock(dir, lower);
+	cowlinkfs_copyattr(inode);
+	return err;
+}
+
+static int cowlinkfs_unlink(struct inode *dir, struct dentry *dentry)
+{
+	return cowlinkfs_remove(dir, dentry, false);
+}
+
+static int cowlinkfs_rmdir(struct inode *dir, struct dentry *dentry)
+{
+	return cowlinkfs_remove(dir, dentry, true);
+}
+
+static int cowlinkfs_rename(struct user_namespace *mnt_userns,
+			    struct inode *olddir, struct dentry *old,
+			    struct inode *newdir, struct dentry *new,
+			    unsigned int flags)
+{
+	struct dentry *lolddir = cowlinkfs_lower_peek(olddir);
+	struct dentry *lnewdir = cowlinkfs_lower_peek(newdir);
+	struct vfsmount *mnt = CLSB(olddir->i_sb)->lower_mnt;
+	struct dentry *lold, *lnew, *trap;
+	struct renamedata rd = {};
+	int err;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
+		return -EINVAL;
+
+	err = cowlinkfs_check_rename(olddir, d_inode(old), newdir);
+	if (!err && (flags & RENAME_EXCHANGE))
+		err = cowlinkfs_check_rename(newdir, d_inode(new), olddir);
+	if (err)
+		return err;
+
+	err = mnt_want_write(mnt);
+	if (err)
+		return err;
+	trap = lock_rename(lnewdir, lolddir);
+	lold = lookup_one_len(old->d_name.name, lolddir, old->d_name.len);
+	err = PTR_ERR(lold);
+	if (IS_ERR(lold))
+		goto out_unlock;
+	err = cowlinkfs_check_victim(old, lold);
+	if (err)
+		goto out_dput_old;
+	err = -EINVAL;
+	if (lold == trap)
+		goto out_dput_old;
+
+	lnew = lookup_one_len(new->d_name.name, lnewdir, new->d_name.len);
+	err = PTR_ERR(lnew);
+	if (IS_ERR(lnew))
+		goto out_dput_old;
+	if (d_really_is_positive(new)) {
+		err = cowlinkfs_check_victim(new, lnew);
+		if (err)
+			goto out_dput_new;
+	} else if (d_is_positive(lnew)) {
+		/* Created in the lower directory since our lookup. */
+		err = -ESTALE;
+		goto out_dput_new;
+	}
+	err = -ENOTEMPTY;
+	if (lnew == trap)
+		goto out_dput_new;
+
+	rd.old_mnt_userns = &init_user_ns;
+	rd.old_dir = d_inode(lolddir);
+	rd.old_dentry = lold;
+	rd.new_mnt_userns = &init_user_ns;
+	rd.new_dir = d_inode(lnewdir);
+	rd.new_dentry = lnew;
+	rd.flags = flags;
+	err = vfs_rename(&rd);
+
+out_dput_new:
+	dput(lnew);
+out_dput_old:
+	dput(lold);
+out_unlock:
+	unlock_rename(lnewdir, lolddir);
+	mnt_drop_write(mnt);
+	cowlinkfs_copyattr(olddir);
+	cowlinkfs_copyattr(newdir);
+	return err;
+}
+
+const struct inode_operations cowlinkfs_dir_iops = {
+	.lookup		= cowlinkfs_lookup,
+	.create		= cowlinkfs_create,
+	.mkdir		= cowlinkfs_mkdir,
+	.mknod		= cowlinkfs_mknod,
+	.symlink	= cowlinkfs_symlink,
+	.link		= cowlinkfs_link,
+	.unlink		= cowlinkfs_unlink,
+	.rmdir		= cowlinkfs_rmdir,
+	.rename		= cowlinkfs_rename,
+	.permission	= cowlinkfs_permission,
+	.getattr	= cowlinkfs_getattr,
+	.setattr	= cowlinkfs_setattr,
+	.listxattr	= cowlinkfs_listxattr,
+	.get_acl	= cowlinkfs_get_acl,
+	.fileattr_get	= cowlinkfs_fileattr_get,
+	.fileattr_set	= cowlinkfs_fileattr_set,
+};

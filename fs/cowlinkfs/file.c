@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cowlinkfs: copy-on-write hard links as a stacking filesystem.
+ *
+ * Regular files.  Like overlayfs, every cowlinkfs file holds an open lower
+ * file and hands the data path to it (read_iter, write_iter, mmap, ...), so
+ * file data is cached once, in the lower inode's page cache.
+ */
+
+#include <linux/fs.h>
+#include <linux/file.h>
+#include <linux/fadvise.h>
+#include <linux/mm.h>
+#include <linux/mount.h>
+#include <linux/uio.h>
+#include <linux/uaccess.h>
+#include "cowlinkfs.h"
+
+static struct file *cowlinkfs_real_file(const struct file *file)
+{
+	return file->private_data;
+}
+
+/* Flags the lower file gets: creation and truncation were done by us. */
+#define COWLINKFS_OPEN_MASK (O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)
+
+static bool cowlinkfs_open_writes(const struct file *file)
+{
+	return (file->f_mode & FMODE_WRITE) || (file->f_flags & O_TRUNC);
+}
+
+static int cowlinkfs_open(struct inode *inode, struct file *file)
+{
+	struct path lowerpath;
+	struct file *realfile;
+	int err;
+
+	/*
+	 * The caller passed may_open() on our inode already, so the copy is
+	 * made only for someone allowed to write; the open then gets the copy.
+	 */
+	if (cowlinkfs_open_writes(file)) {
+		err = cowlinkfs_break(file_dentry(file));
+		if (err)
+			return err;
+	}
+
+	cowlinkfs_lower_path(inode, &lowerpath);
+	realfile = dentry_open(&lowerpath, file->f_flags & ~COWLINKFS_OPEN_MASK,
+			       current_cred());
+	path_put(&lowerpath);
+	if (IS_ERR(realfile))
+		return PTR_ERR(realfile);
+
+	file->private_data = realfile;
+	file->f_mode |= realfile->f_mode & FMODE_CAN_ODIRECT;
+	cowlinkfs_copyattr(inode);
+	return 0;
+}
+
+static int cowlinkfs_release(struct inode *inode, struct file *file)
+{
+	fput(cowlinkfs_real_file(file));
+	return 0;
+}
+
+static loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)
+{
+	struct file *realfile = cowlinkfs_real_file(file);
+	struct inode *inode = file_inode(file);
+	loff_t ret;
+
+	/* Keep one file position, ours; the lower file borrows it. */
+	inode_lock(inode);
+	realfile->f_pos = file->f_pos;
+	ret = vfs_llseek(realfile, offset, whence);
+	file->f_pos = realfile->f_pos;
+	inode_unlock(inode);
+	return ret;
+}
+
+static rwf_t cowlinkfs_iocb_to_rwf(int ifl)
+{
+	rwf_t flags = 0;
+
+	if (ifl & IOCB_NOWAIT)
+		flags |= RWF_NOWAIT;
+	if (ifl & IOCB_HIPRI)
+		flags |= RWF_HIPRI;
+	if (ifl & IOCB_DSYNC)
+		flags |= RWF_DSYNC;
+	if (ifl & IOCB_SYNC)
+		flags |= RWF_SYNC;
+	return flags;
+}
+
+/*
+ * Reads and writes are done synchronously on the lower file; an AIO
+ * caller gets its result at once.
+ */
+static ssize_t cowlinkfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct file *realfile = cowlinkfs_real_file(iocb->ki_filp);
+
+	if (!iov_iter_count(iter))
+		return 0;
+	return vfs_iter_read(realfile, iter, &iocb->ki_pos,
+			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
+}
+
+static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct file *file = iocb->ki_filp;
+	struct file *realfile = cowlinkfs_real_file(file);
+	ssize_t ret;
+
+	if (!iov_iter_count(iter))
+		return 0;
+	file_start_write(realfile);
+	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
+			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
+	file_end_write(realfile);
+	cowlinkfs_copyattr(file_inode(file));
+	return ret;
+}
+
+static int cowlinkfs_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct file *realfile = cowlinkfs_real_file(file);
+
+	if (!realfile->f_op->mmap)
+		return -ENODEV;
+	if (WARN_ON(file != vma->vm_file))
+		return -EIO;
+	/* The mapping belongs to the lower file from now on. */
+	vma_set_file(vma, realfile);
+	return call_mmap(vma->vm_file, vma);
+}
+
+static int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end,
+			   int datasync)
+{
+	return vfs_fsync_range(cowlinkfs_real_file(file), start, end, datasync);
+}
+
+static int cowlinkfs_flush(struct file *file, fl_owner_t id)
+{
+	struct file *realfile = cowlinkfs_real_file(file);
+
+	if (realfile->f_op->flush)
+		return realfile->f_op->flush(realfile, id);
+	return 0;
+}
+
+static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
+				loff_t len)
+{
+	struct file *realfile = cowlinkfs_real_file(file);
+	long ret;
+
+	ret = vfs_fallocate(realfile, mode, offset, len);
+	cowlinkfs_copyattr(file_inode(file));
+	return ret;
+}
+
+static int cowlinkfs_fadvise(struct file *file, loff_t offset, loff_t len,
+			     int advice)
+{
+	return vfs_fadvise(cowlinkfs_real_file(file), offset, len, advice);
+}
+
+static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
+					 struct file *out, loff_t pos_out,
+					 size_t len, unsigned int flags)
+{
+	ssize_t ret;
+
+	ret = vfs_copy_file_range(cowlinkfs_real_file(in), pos_in,
+				  cowlinkfs_real_file(out), pos_out, len, flags);
+	cowlinkfs_copyattr(file_inode(out));
+	return ret;
+}
+
+static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
+					 struct file *out, loff_t pos_out,
+					 loff_t len, unsigned int flags)
+{
+	struct file *realin = cowlinkfs_real_file(in);
+	struct file *realout = cowlinkfs_real_file(out);
+	loff_t ret;
+
+	if (flags & ~(REMAP_FILE_DEDUP | REMAP_FILE_ADVISORY))
+		return -EINVAL;
+	if (flags & REMAP_FILE_DEDUP)
+		ret = vfs_dedupe_file_range_one(realin, pos_in, realout,
+						pos_out, len, flags);
+	else
+		ret = vfs_clone_file_range(realin, pos_in, realout, pos_out,
+					   len, flags);
+	cowlinkfs_copyattr(file_inode(out));
+	return ret;
+}
+
+/**
+ * cowlinkfs_ioctl - the COW flag ioctls, and the lower file's own ones
+ * @file: a cowlinkfs file or directory
+ * @cmd: ioctl number
+ * @arg: user pointer or value
+ *
+ * FS_IOC_GETFLAGS and friends never get here: the VFS calls our
+ * ->fileattr_get/set.  Anything else goes to the lower file, which was
+ * opened with the same access mode; a writer's link was broken at open.
+ *
+ * Return: 0 or the ioctl's result, negative errno on failure.
+ */
+long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct file *realfile = cowlinkfs_real_file(file);
+	int __user *uarg = (int __user *)arg;
+	int val;
+
+	switch (cmd) {
+	case COWLINK_IOC_GETCOW:
+		val = cowlinkfs_get_cow(file_inode(file));
+		return put_user(val, uarg);
+	case COWLINK_IOC_SETCOW:
+		if (get_user(val, uarg))
+			return -EFAULT;
+		return cowlinkfs_set_cow(file_inode(file), val != 0);
+	}
+	if (!realfile->f_op->unlocked_ioctl)
+		return -ENOTTY;
+	return vfs_ioctl(realfile, cmd, arg);
+}
+
+const struct file_operations cowlinkfs_file_fops = {
+	.open			= cowlinkfs_open,
+	.release		= cowlinkfs_release,
+	.llseek			= cowlinkfs_llseek,
+	.read_iter		= cowlinkfs_read_iter,
+	.write_iter		= cowlinkfs_write_iter,
+	.mmap			= cowlinkfs_mmap,
+	.fsync			= cowlinkfs_fsync,
+	.flush			= cowlinkfs_flush,
+	.fallocate		= cowlinkfs_fallocate,
+	.fadvise		= cowlinkfs_fadvise,
+	.splice_read		= generic_file_splice_read,
+	.splice_write		= iter_file_splice_write,
+	.copy_file_range	= cowlinkfs_copy_file_range,
+	.remap_file_range	= cowlinkfs_remap_file_range,
+	.unlocked_ioctl		= cowlinkfs_ioctl,
+	.compat_ioctl		= compat_ptr_ioctl,
+};

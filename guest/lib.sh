@@ -1,0 +1,53 @@
+# shellcheck shell=bash
+# Common settings for the guest/ scripts; sourced, not run.
+
+: "${COWLINKFS_CACHE:=$HOME/.cache/cowlinkfs}"
+: "${COWLINKFS_LOGS:=$COWLINKFS_CACHE/logs}"
+COWLINKFS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ARCH=arm64
+CROSS_COMPILE=aarch64-linux-gnu-
+export COWLINKFS_CACHE COWLINKFS_LOGS COWLINKFS_TOP ARCH CROSS_COMPILE
+mkdir -p "$COWLINKFS_CACHE" "$COWLINKFS_LOGS"
+
+: "${COWLINKFS_T0:=$(date +%s)}"
+export COWLINKFS_T0
+
+# say MESSAGE: progress line with the time elapsed since the top-level start.
+say() {
+	printf '[%4ds] %s\n' $(($(date +%s) - COWLINKFS_T0)) "$*"
+}
+
+# key FILE...: short hash naming a cache entry after what produced it.
+key() {
+	cat "$@" | sha256sum | cut -c1-16
+}
+
+# kernel_key: the cache key of the built kernel (source package, fragment, compiler).
+kernel_key() {
+	{
+		dpkg-query -W -f='${Version}' linux-source-6.1
+		cat "$COWLINKFS_TOP/guest/kernel.config"
+		"${CROSS_COMPILE}gcc" --version | head -n 1
+	} | sha256sum | cut -c1-16
+}
+
+# kernel_dir: the kernel build directory (KDIR for module builds).
+kernel_dir() {
+	echo "$COWLINKFS_CACHE/kernel-$(kernel_key)"
+}
+
+# rootfs_img: the cached guest root filesystem image.
+rootfs_img() {
+	echo "$COWLINKFS_CACHE/rootfs-$(key "$COWLINKFS_TOP/guest/rootfs.sh" "$COWLINKFS_TOP/guest/packages" "$COWLINKFS_TOP/guest/init").img"
+}
+
+# apt_mirror: the Debian mirror this machine's apt configuration names.
+apt_mirror() {
+	local uri
+	uri=$(grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		awk '{print $2}' | grep -v -- '-security' | head -n 1)
+	[ -n "$uri" ] || uri=$(grep -hE '^deb ' /etc/apt/sources.list 2>/dev/null |
+		awk '$3 !~ /security/ {print $2; exit}')
+	[ -n "$uri" ] || { echo "no Debian mirror in the apt configuration" >&2; return 1; }
+	echo "$uri"
+}

@@ -1,0 +1,56 @@
+#!/bin/bash
+# Build the guest root filesystem: debootstrap arm64 bookworm (minbase plus
+# guest/packages) from the mirror in this machine's apt configuration, second
+# stage in a chroot under qemu-user-static, packed with mkfs.ext4 -d.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+img=$(rootfs_img)
+dir=$COWLINKFS_CACHE/rootfs-dir
+log=$COWLINKFS_LOGS/rootfs.log
+
+if [ -f "$img" ]; then
+	say "rootfs: cached in $img"
+	exit 0
+fi
+
+# The second stage runs arm64 binaries through binfmt_misc + qemu-user-static.
+if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
+	mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+fi
+update-binfmts --enable qemu-aarch64 >>"$log" 2>&1 || true
+if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+	echo "rootfs: binfmt_misc has no qemu-aarch64 entry (is qemu-user-static installed?)" >&2
+	exit 1
+fi
+
+mirror=$(apt_mirror)
+include=$(grep -v '^#' "$COWLINKFS_TOP/guest/packages" | paste -sd, -)
+rm -rf "$dir"
+say "rootfs: debootstrap arm64 bookworm, both stages (about 4 min), log in $log"
+(
+	while sleep 30; do
+		say "rootfs: still running: $(grep -cE '^I: (Unpacking|Configuring)' "$log") packages unpacked/configured"
+	done
+) &
+ticker=$!
+trap 'kill $ticker 2>/dev/null || true' EXIT
+if ! debootstrap --arch=arm64 --variant=minbase --include="$include" \
+	bookworm "$dir" "$mirror" >>"$log" 2>&1; then
+	tail -n 20 "$log" >&2
+	echo "rootfs: debootstrap failed, full log in $log" >&2
+	exit 1
+fi
+
+say "rootfs: configuring"
+chroot "$dir" useradd -m -u 1000 -s /bin/bash tester
+echo cowguest >"$dir/etc/hostname"
+rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+install -m 755 "$COWLINKFS_TOP/guest/init" "$dir/sbin/cowlinkfs-init"
+mkdir -p "$dir/t" "$dir/lower" "$dir/mnt"
+
+size=$(($(du -sm "$dir" | cut -f1) + 384))
+mkfs.ext4 -q -F -L cowroot -d "$dir" "$img.tmp" "${size}M" >>"$log" 2>&1
+mv "$img.tmp" "$img"
+rm -rf "$dir"
+say "rootfs: built $img (${size} MiB)"
