@@ -1,0 +1,50 @@
+#!/bin/bash
+# Boot the arm64 guest under qemu-system-aarch64 with the staged disks.
+# Usage: boot.sh test|demo|shell [timeout-seconds]
+# The serial console goes to the terminal (except in test mode) and to
+# $COWLINKFS_LOGS/guest-MODE.log.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+mode=${1:?usage: boot.sh test|demo|shell [timeout]}
+timeout=${2:-1800}
+run=$COWLINKFS_CACHE/run
+image=$(kernel_dir)/arch/arm64/boot/Image
+log=$COWLINKFS_LOGS/guest-$mode.log
+
+drives=()
+n=0
+for d in "$(rootfs_img):snap" "$run/tests.img" "$run/ext2.img" "$run/ext3.img" \
+	"$run/xfs.img" "$run/xfsr.img" "$run/small.img"; do
+	f=${d%:snap}
+	snap=off
+	[ "$f" = "$d" ] || snap=on
+	drives+=(-drive "file=$f,if=none,id=d$n,format=raw,cache=unsafe,snapshot=$snap"
+		-device "virtio-blk-pci,drive=d$n,romfile=")
+	n=$((n + 1))
+done
+
+append="console=ttyAMA0 root=/dev/vda rw init=/sbin/cowlinkfs-init panic=-1 loglevel=5"
+qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m 2048
+	-nographic -no-reboot -nic none -kernel "$image" -append "$append" "${drives[@]}")
+
+say "boot: qemu-system-aarch64 ($mode mode), serial log in $log"
+if [ "$mode" = shell ]; then
+	"${qemu[@]}" 2>&1 | tee "$log"
+	exit 0
+fi
+# In test mode only the test lines are shown; the full log is in $log.
+show() {
+	if [ "$mode" = test ]; then
+		grep --line-buffered -aE '^(not )?ok |^# ' || true
+	else
+		cat
+	fi
+}
+set +e
+timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$log" | show
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" = 124 ] && echo "boot: guest timed out after $timeout s" >&2
+say "boot: guest stopped (qemu exit $rc)"
+exit "$rc"

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Install the host packages the pipeline needs, when any is missing.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+pkgs="linux-source-6.1 gcc-aarch64-linux-gnu libc6-dev-arm64-cross make gcc
+bc bison flex libelf-dev libssl-dev cpio kmod xz-utils ccache sparse
+qemu-system-arm qemu-user-static binfmt-support debootstrap
+e2fsprogs xfsprogs man-db groff-base"
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	say "deps: all host packages present"
+	exit 0
+fi
+log=$COWLINKFS_LOGS/deps.log
+say "deps: installing$missing (about 2 min), log in $log"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update >"$log" 2>&1
+# shellcheck disable=SC2086
+apt-get install -y --no-install-recommends $missing >>"$log" 2>&1 || {
+	tail -n 20 "$log" >&2
+	exit 1
+}
+say "deps: done"

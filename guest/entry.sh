@@ -1,0 +1,27 @@
+#!/bin/sh
+# Guest side of a run, started by /sbin/cowlinkfs-init with the tests disk
+# on /t: load the module, then run the suite, the demo or a shell.
+T=/t
+mode=$(cat $T/mode)
+export PATH=$T/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=${TERM:-vt100}
+echo "# cowlinkfs guest: kernel $(uname -r), mode $mode"
+if ! insmod $T/cowlinkfs.ko; then
+	echo "not ok 1 insmod cowlinkfs.ko"
+	echo "Bail out! insmod failed" >$T/results/tap
+	exit 1
+fi
+case $mode in
+test)
+	sh $T/tests/guest-run.sh
+	;;
+demo)
+	sh $T/tests/demo.sh </dev/null
+	;;
+shell)
+	sh $T/tests/mount-all.sh
+	echo "cowlinkfs is mounted on /mnt/ext2 /mnt/ext3 /mnt/xfs (lowers in /lower); exit to power off"
+	setsid sh -c 'exec bash -i <>/dev/ttyAMA0 >&0 2>&1'
+	;;
+esac
+dmesg >$T/results/dmesg

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Stage a guest run: build the module, the test helpers and the tools for
+# arm64, pack them with the tests into the tests disk, and make fresh lower
+# filesystem images (ext2, ext3, xfs, xfs with reflink, a small ext2 for
+# ENOSPC).  Usage: stage.sh test|demo|shell
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+mode=${1:?usage: stage.sh test|demo|shell}
+run=$COWLINKFS_CACHE/run
+stage=$run/stage
+log=$COWLINKFS_LOGS/stage.log
+kdir=$(kernel_dir)
+: >"$log"
+
+rm -rf "$stage"
+mkdir -p "$stage/results" "$stage/bin" "$run"
+
+say "stage: building cowlinkfs.ko against $kdir"
+make -C "$kdir" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+	M="$COWLINKFS_TOP/fs/cowlinkfs" CONFIG_COWLINK_FS=m W=1 modules >>"$log" 2>&1 || {
+	tail -n 30 "$log" >&2
+	exit 1
+}
+if grep -q 'warning:' "$log"; then
+	grep 'warning:' "$log" >&2
+	echo "stage: the module must build without warnings (W=1)" >&2
+	exit 1
+fi
+cp "$COWLINKFS_TOP/fs/cowlinkfs/cowlinkfs.ko" "$stage/"
+
+say "stage: cross-compiling test helpers and tools"
+make -C "$COWLINKFS_TOP" -s cross DESTDIR="$stage/bin" >>"$log" 2>&1 || {
+	tail -n 30 "$log" >&2
+	exit 1
+}
+
+cp -r "$COWLINKFS_TOP/guest" "$COWLINKFS_TOP/tests" "$stage/"
+# A real source tree for the demo: the module's own sources.
+mkdir -p "$stage/demo-src"
+cp -r "$COWLINKFS_TOP/fs" "$COWLINKFS_TOP/Documentation" "$COWLINKFS_TOP/tools" \
+	"$stage/demo-src/" 2>/dev/null || true
+echo "$mode" >"$stage/mode"
+
+mkfs.ext4 -q -F -L cowtests -d "$stage" "$run/tests.img" 128M >>"$log" 2>&1
+
+say "stage: making lower filesystems (ext2, ext3, xfs, xfs-reflink, small ext2)"
+mklower() {
+	local img=$run/$1.img size=$2
+	shift 2
+	rm -f "$img"
+	truncate -s "$size" "$img"
+	"$@" "$img" >>"$log" 2>&1
+}
+mklower ext2 512M mkfs.ext2 -q -F -L cl-ext2
+mklower ext3 512M mkfs.ext3 -q -F -L cl-ext3
+mklower xfs 512M mkfs.xfs -q -f -L cl-xfs -m reflink=0
+mklower xfsr 512M mkfs.xfs -q -f -L cl-xfsr -m reflink=1
+mklower small 8M mkfs.ext2 -q -F -L cl-small -b 1024
+say "stage: ready in $run"

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Guest: run every test function (test_*) of tests/t_*.sh on each lower
+# filesystem it names ("# fstypes:" line; default ext2 ext3 xfs), each on a
+# fresh lower directory with cowlinkfs mounted on /mnt/t.  Writes TAP to
+# /t/results/tap and to the console; the kernel log to /t/results/dmesg.
+T=/t
+R=$T/results
+export PATH=$T/bin:$PATH
+: >$R/tap
+: >$R/dmesg
+dmesg -C
+n=0
+splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task|Call trace:|lockdep|general protection|Kernel panic'
+
+for fs in ext2 ext3 xfs xfsr; do
+	dev=$(blkid -L cl-$fs)
+	mkdir -p /lower/$fs /mnt/t
+	mount "$dev" /lower/$fs || { echo "# cannot mount $fs" | tee -a $R/tap; continue; }
+	for file in $T/tests/t_*.sh; do
+		types=$(sed -n 's/^# fstypes: //p' "$file")
+		case " ${types:-ext2 ext3 xfs} " in *" $fs "*) ;; *) continue ;; esac
+		group=$(basename "$file" .sh)
+		group=${group#t_}
+		for fn in $(sed -n 's/^\(test_[a-z0-9_]*\)() {$/\1/p' "$file"); do
+			n=$((n + 1))
+			name="$fs/$group/${fn#test_}"
+			root=/lower/$fs/$fn
+			rm -rf "$root"
+			mkdir -p "$root/lower"
+			(
+				set -eu
+				export FS=$fs LDEV=$dev L=$root/lower M=/mnt/t
+				. $T/tests/lib.sh
+				. "$file"
+				cd /
+				mount_clfs
+				$fn
+			) >/tmp/test.log 2>&1 </dev/null
+			rc=$?
+			cd /
+			while mountpoint -q /mnt/t; do
+				umount /mnt/t 2>>/tmp/test.log || { rc=1; umount -l /mnt/t; }
+			done
+			mountpoint -q /lower/$fs || mount "$dev" /lower/$fs
+			rm -rf "$root"
+			dmesg -c >/tmp/dmesg.log
+			cat /tmp/dmesg.log >>$R/dmesg
+			if grep -qE "$splat" /tmp/dmesg.log; then
+				rc=1
+				echo "kernel complained:" >>/tmp/test.log
+				grep -E -A5 "$splat" /tmp/dmesg.log >>/tmp/test.log
+			fi
+			if [ $rc = 0 ]; then
+				echo "ok $n $name" | tee -a $R/tap
+			else
+				echo "not ok $n $name" | tee -a $R/tap
+				sed 's/^/# /' /tmp/test.log | tail -n 30 | tee -a $R/tap
+			fi
+		done
+	done
+	umount /lower/$fs
+done
+echo "1..$n" | tee -a $R/tap

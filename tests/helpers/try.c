@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * try: run one system call and print what it returned, so that shell tests
+ * can assert exact errno values.  Prints "OK" (and a value where there is
+ * one) or the errno name, e.g. "EMLINK"; exits 0 either way, 2 on misuse.
+ *
+ *   try open PATH FLAGS        FLAGS: r w rw, plus a(ppend) t(runc) c(reat) x(cl)
+ *   try write PATH OFF STRING  pwrite through O_WRONLY
+ *   try append PATH STRING     write through O_WRONLY|O_APPEND
+ *   try read PATH OFF LEN      pread, prints the bytes
+ *   try truncate PATH LEN
+ *   try link OLD NEW | rename OLD NEW [noreplace|exchange|whiteout]
+ *   try unlink PATH | rmdir PATH | mkdir PATH | mkfifo PATH | symlink T PATH
+ *   try chmod PATH OCTAL | chown PATH UID GID | utime PATH SECONDS
+ *   try getcow PATH | setcow PATH 0|1
+ *   try mmapwrite PATH OFF STRING | mmapread PATH OFF LEN
+ *   try flock PATH | posixlock PATH | hold PATH SECONDS (flock + fcntl lock)
+ *   try setxattr PATH NAME VALUE | getxattr PATH NAME | listxattr PATH
+ *   try removexattr PATH NAME
+ *   try getflags PATH | setflags PATH HEX
+ *   try fallocate PATH OFF LEN | copyrange SRC DST LEN | clone SRC DST
+ *   try statfs PATH            prints f_type in hex
+ *   try holdwrite PATH SECONDS keep PATH open for writing
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/xattr.h>
+#include <linux/fs.h>
+#include <time.h>
+#include "cowlinkfs.h"
+
+static int res(long r)
+{
+	if (r < 0) {
+		const char *name = strerrorname_np(errno);
+
+		printf("%s\n", name ? name : "EUNKNOWN");
+	} else {
+		printf("OK\n");
+	}
+	return 0;
+}
+
+static int open_flags(const char *s)
+{
+	int fl = 0;
+
+	if (!strncmp(s, "rw", 2))
+		fl = O_RDWR;
+	else if (s[0] == 'w')
+		fl = O_WRONLY;
+	else
+		fl = O_RDONLY;
+	if (strchr(s, 'a'))
+		fl |= O_APPEND;
+	if (strchr(s, 't'))
+		fl |= O_TRUNC;
+	if (strchr(s, 'c'))
+		fl |= O_CREAT;
+	if (strchr(s, 'x'))
+		fl |= O_EXCL;
+	return fl;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "try: bad arguments (see the source for usage)\n");
+	return 2;
+}
+
+static int do_mmap(char **a, int write)
+{
+	long off = atol(a[1]);
+	size_t len = write ? strlen(a[2]) : (size_t)atol(a[2]);
+	int fd = open(a[0], write ? O_RDWR : O_RDONLY);
+	char *p;
+
+	if (fd < 0)
+		return res(-1);
+	p = mmap(NULL, off + len, write ? PROT_READ | PROT_WRITE : PROT_READ,
+		 MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return res(-1);
+	if (write) {
+		memcpy(p + off, a[2], len);
+		if (msync(p, off + len, MS_SYNC))
+			return res(-1);
+		printf("OK\n");
+	} else {
+		printf("%.*s\n", (int)len, p + off);
+	}
+	munmap(p, off + len);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char buf[65536];
+	char **a = argv + 2;
+	const char *op;
+	int n = argc - 2;
+	int fd, fd2, v;
+	long r;
+
+	if (argc < 3)
+		return usage();
+	op = argv[1];
+
+	if (!strcmp(op, "open") && n == 2) {
+		fd = open(a[0], open_flags(a[1]), 0644);
+		if (fd >= 0)
+			close(fd);
+		return res(fd);
+	}
+	if (!strcmp(op, "write") && n == 3) {
+		fd = open(a[0], O_WRONLY);
+		if (fd < 0)
+			return res(fd);
+		r = pwrite(fd, a[2], strlen(a[2]), atol(a[1]));
+		close(fd);
+		return res(r);
+	}
+	if (!strcmp(op, "append") && n == 2) {
+		fd = open(a[0], O_WRONLY | O_APPEND);
+		if (fd < 0)
+			return res(fd);
+		r = write(fd, a[1], strlen(a[1]));
+		close(fd);
+		return res(r);
+	}
+	if (!strcmp(op, "read") && n == 3) {
+		size_t len = atol(a[2]);
+
+		fd = open(a[0], O_RDONLY);
+		if (fd < 0 || len > sizeof(buf))
+			return res(-1);
+		r = pread(fd, buf, len, atol(a[1]));
+		close(fd);
+		if (r < 0)
+			return res(r);
+		printf("%.*s\n", (int)r, buf);
+		return 0;
+	}
+	if (!strcmp(op, "truncate") && n == 2)
+		return res(truncate(a[0], atol(a[1])));
+	if (!strcmp(op, "link") && n == 2)
+		return res(link(a[0], a[1]));
+	if (!strcmp(op, "rename") && (n == 2 || n == 3)) {
+		unsigned int fl = 0;
+
+		if (n == 3 && !strcmp(a[2], "noreplace"))
+			fl = RENAME_NOREPLACE;
+		else if (n == 3 && !strcmp(a[2], "exchange"))
+			fl = RENAME_EXCHANGE;
+		else if (n == 3 && !strcmp(a[2], "whiteout"))
+			fl = RENAME_WHITEOUT;
+		return res(renameat2(AT_FDCWD, a[0], AT_FDCWD, a[1], fl));
+	}
+	if (!strcmp(op, "unlink") && n == 1)
+		return res(unlink(a[0]));
+	if (!strcmp(op, "rmdir") && n == 1)
+		return res(rmdir(a[0]));
+	if (!strcmp(op, "mkdir") && n == 1)
+		return res(mkdir(a[0], 0755));
+	if (!strcmp(op, "mkfifo") && n == 1)
+		return res(mkfifo(a[0], 0644));
+	if (!strcmp(op, "symlink") && n == 2)
+		return res(symlink(a[0], a[1]));
+	if (!strcmp(op, "chmod") && n == 2)
+		return res(chmod(a[0], strtol(a[1], NULL, 8)));
+	if (!strcmp(op, "chown") && n == 3)
+		return res(chown(a[0], atoi(a[1]), atoi(a[2])));
+	if (!strcmp(op, "utime") && n == 2) {
+		struct timespec ts[2] = { { atol(a[1]), 0 }, { atol(a[1]), 0 } };
+
+		return res(utimensat(AT_FDCWD, a[0], ts, 0));
+	}
+	if (!strcmp(op, "getcow") && n == 1) {
+		fd = open(a[0], O_RDONLY);
+		if (fd < 0)
+			return res(fd);
+		r = ioctl(fd, COWLINK_IOC_GETCOW, &v);
+		close(fd);
+		if (r < 0)
+			return res(r);
+		printf("%d\n", v);
+		return 0;
+	}
+	if (!strcmp(op, "setcow") && n == 2) {
+		v = atoi(a[1]);
+		fd = open(a[0], O_RDONLY);
+		if (fd < 0)
+			return res(fd);
+		r = ioctl(fd, COWLINK_IOC_SETCOW, &v);
+		close(fd);
+		return res(r);
+	}
+	if (!strcmp(op, "mmapwrite") && n == 3)
+		return do_mmap(a, 1);
+	if (!strcmp(op, "mmapread") && n == 3)
+		return do_mmap(a, 0);
+	if (!strcmp(op, "flock") && n == 1) {
+		fd = open(a[0], O_RDONLY);
+		if (fd < 0)
+			return res(fd);
+		return res(flock(fd, LOCK_EX | LOCK_NB));
+	}
+	if (!strcmp(op, "posixlock") && n == 1) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+		fd = open(a[0], O_RDWR);
+		if (fd < 0)
+			return res(fd);
+		return res(fcntl(fd, F_SETLK, &fl));
+	}
+	if (!strcmp(op, "hold") && n == 2) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+		fd = open(a[0], O_RDWR);
+		if (fd < 0 || flock(fd, LOCK_EX) || fcntl(fd, F_SETLK, &fl))
+			return res(-1);
+		printf("OK\n");
+		fflush(stdout);
+		sleep(atoi(a[1]));
+		return 0;
+	}
+	if (!strcmp(op, "holdwrite") && n == 2) {
+		fd = open(a[0], O_WRONLY);
+		if (fd < 0)
+			return res(fd);
+		printf("OK\n");
+		fflush(stdout);
+		sleep(atoi(a[1]));
+		return 0;
+	}
+	if (!strcmp(op, "setxattr") && n == 3)
+		return res(setxattr(a[0], a[1], a[2], strlen(a[2]), 0));
+	if (!strcmp(op, "getxattr") && n == 2) {
+		r = getxattr(a[0], a[1], buf, sizeof(buf));
+		if (r < 0)
+			return res(r);
+		printf("%.*s\n", (int)r, buf);
+		return 0;
+	}
+	if (!strcmp(op, "removexattr") && n == 2)
+		return res(removexattr(a[0], a[1]));
+	if (!strcmp(op, "listxattr") && n == 1) {
+		char *s;
+
+		r = listxattr(a[0], buf, sizeof(buf));
+		if (r < 0)
+			return res(r);
+		for (s = buf; s < buf + r; s += strlen(s) + 1)
+			printf("%s\n", s);
+		return 0;
+	}
+	if (!strcmp(op, "getflags") && n == 1) {
+		fd = open(a[0], O_RDONLY);
+		if (fd < 0)
+			return res(fd);
+		r = ioctl(fd, FS_IOC_GETFLAGS, &v);
+		close(fd);
+		if (r < 0)
+			return res(r);
+		printf("%x\n", v);
+		return 0;
+	}
+	if (!strcmp(op, "setflags") && n == 2) {
+		v = strtol(a[1], NULL, 16);
+		fd = open(a[0], O_RDONLY);
+		if (fd < 0)
+			return res(fd);
+		r = ioctl(fd, FS_IOC_SETFLAGS, &v);
+		close(fd);
+		return res(r);
+	}
+	if (!strcmp(op, "fallocate") && n == 3) {
+		fd = open(a[0], O_WRONLY);
+		if (fd < 0)
+			return res(fd);
+		r = fallocate(fd, 0, atol(a[1]), atol(a[2]));
+		close(fd);
+		return res(r);
+	}
+	if (!strcmp(op, "copyrange") && n == 3) {
+		fd = open(a[0], O_RDONLY);
+		fd2 = open(a[1], O_WRONLY | O_CREAT, 0644);
+		if (fd < 0 || fd2 < 0)
+			return res(-1);
+		r = copy_file_range(fd, NULL, fd2, NULL, atol(a[2]), 0);
+		return res(r);
+	}
+	if (!strcmp(op, "clone") && n == 2) {
+		fd = open(a[0], O_RDONLY);
+		fd2 = open(a[1], O_WRONLY | O_CREAT, 0644);
+		if (fd < 0 || fd2 < 0)
+			return res(-1);
+		return res(ioctl(fd2, FICLONE, fd));
+	}
+	if (!strcmp(op, "statfs") && n == 1) {
+		struct statfs st;
+
+		if (statfs(a[0], &st) < 0)
+			return res(-1);
+		printf("%lx\n", (unsigned long)st.f_type);
+		return 0;
+	}
+	return usage();
+}

@@ -1,0 +1,56 @@
+# shellcheck shell=sh
+# Guest: assertions for the test functions.  A failed check prints what was
+# expected and what came, and ends the test (the runner reports "not ok").
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# check_eq ACTUAL EXPECTED WHAT
+check_eq() {
+	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
+}
+
+# check_ne ACTUAL UNEXPECTED WHAT
+check_ne() {
+	[ "$1" != "$2" ] || fail "$3: got '$1', expected anything else"
+}
+
+# check_try EXPECTED TRY-ARGS...: run the try helper and compare its output.
+check_try() {
+	want=$1
+	shift
+	got=$(try "$@")
+	[ "$got" = "$want" ] || fail "try $*: got '$got', expected '$want'"
+}
+
+# as_user CMD...: run as the unprivileged user tester (uid 1000).
+as_user() {
+	setpriv --reuid=1000 --regid=1000 --clear-groups -- "$@"
+}
+
+ino() { stat -c %i "$1"; }
+nlink() { stat -c %h "$1"; }
+mode() { stat -c %a "$1"; }
+owner() { stat -c %u:%g "$1"; }
+content() { cat "$1"; }
+sum() { md5sum <"$1" | cut -d' ' -f1; }
+blocks() { stat -c %b "$1"; }
+
+# mount_clfs [OPTIONS]: (re)mount cowlinkfs from $L on $M.
+mount_clfs() {
+	if [ $# -gt 0 ]; then
+		mount -t cowlinkfs -o "$1" "$L" "$M"
+	else
+		mount -t cowlinkfs "$L" "$M"
+	fi
+}
+
+# remount_lower: unmount cowlinkfs and the lower fs, mount both again.
+remount_lower() {
+	umount "$M"
+	umount "/lower/$FS"
+	mount "$LDEV" "/lower/$FS"
+	mount_clfs "$@"
+}

@@ -1,0 +1,233 @@
+# shellcheck shell=sh
+# Passthrough: every operation through the mount reaches the lower directory
+# at once, and changes in the lower directory show through the mount.
+
+test_create_write_read_shows_in_lower() {
+	echo hello >$M/f
+	check_eq "$(content $L/f)" hello "lower content"
+	check_eq "$(content $M/f)" hello "content through the mount"
+	check_eq "$(ino $M/f)" "$(ino $L/f)" "st_ino"
+	echo world >>$L/f
+	check_eq "$(content $M/f)" "hello
+world" "lower append seen through the mount"
+}
+
+test_lower_changes_show_through_mount() {
+	ls $M >/dev/null
+	check_try ENOENT open $M/new r
+	echo x >$L/new
+	check_eq "$(content $M/new)" x "file created in the lower dir"
+	mv $L/new $L/renamed
+	check_try ENOENT open $M/new r
+	check_eq "$(content $M/renamed)" x "file renamed in the lower dir"
+	rm $L/renamed
+	check_try ENOENT open $M/renamed r
+}
+
+test_mkdir_rmdir_readdir() {
+	mkdir $M/d
+	touch $M/d/a $M/d/b
+	check_eq "$(ls $M/d | tr '\n' ' ')" "a b " "readdir"
+	check_eq "$(ls $L/d | tr '\n' ' ')" "a b " "lower readdir"
+	check_try ENOTEMPTY rmdir $M/d
+	rm $M/d/a $M/d/b
+	check_try OK rmdir $M/d
+	check_try ENOENT rmdir $L/d
+}
+
+test_readdir_hides_workdir() {
+	touch $M/visible
+	check_eq "$(ls -a $M | tr '\n' ' ')" ". .. visible " "ls -a of the root"
+	check_eq "$(ls -a $L | grep -c cowlinkfs-work)" 1 "work dir in the lower dir"
+	check_try ENOENT open $M/.cowlinkfs-work r
+	check_try ENOENT mkdir $M/.cowlinkfs-work
+}
+
+test_link_counts_and_inodes_are_lower() {
+	echo a >$M/f
+	check_try OK link $M/f $M/g
+	check_eq "$(nlink $M/f)" 2 "nlink after link"
+	check_eq "$(nlink $L/g)" 2 "lower nlink"
+	check_eq "$(ino $M/g)" "$(ino $L/f)" "both names one lower inode"
+	check_eq "$(ino $M/f)" "$(ino $M/g)" "st_ino of the two names"
+	echo b >>$M/g
+	check_eq "$(content $M/f)" "a
+b" "unflagged hard links share data"
+	check_try OK unlink $M/g
+	check_eq "$(nlink $M/f)" 1 "nlink after unlink"
+}
+
+test_symlink_mknod() {
+	check_try OK symlink target $M/s
+	check_eq "$(readlink $M/s)" target "readlink"
+	check_eq "$(readlink $L/s)" target "lower readlink"
+	check_try OK mkfifo $M/p
+	check_eq "$(stat -c %F $L/p)" fifo "lower fifo"
+	check_eq "$(stat -c %F $M/p)" fifo "fifo through the mount"
+	mknod $M/c c 1 3
+	check_eq "$(stat -c %t:%T $L/c)" 1:3 "char device numbers"
+	check_eq "$(head -c 3 $M/c | wc -c)" 0 "reading /dev/null through the mount"
+}
+
+test_rename_flags() {
+	echo a >$M/a
+	echo b >$M/b
+	check_try EEXIST rename $M/a $M/b noreplace
+	if [ $FS = ext2 ]; then
+		check_try EINVAL rename $M/a $M/b exchange
+		mv $M/a $M/t && mv $M/b $M/a && mv $M/t $M/b
+	else
+		check_try OK rename $M/a $M/b exchange
+	fi
+	check_eq "$(content $M/a)" b "exchange: a"
+	check_eq "$(content $L/b)" a "exchange: lower b"
+	check_try OK rename $M/a $M/c
+	check_try ENOENT open $M/a r
+	check_eq "$(content $L/c)" b "plain rename"
+	mkdir $M/d
+	check_try OK rename $M/c $M/d/c
+	check_eq "$(content $L/d/c)" b "rename across directories"
+	check_try OK rename $M/b $M/d/c
+	check_eq "$(content $M/d/c)" a "rename over an existing name"
+}
+
+test_rename_whiteout_where_supported() {
+	echo a >$M/a
+	r=$(try rename $M/a $M/b whiteout)
+	case $FS in
+	ext2) check_eq "$r" EINVAL "ext2 has no RENAME_WHITEOUT" ;;
+	*)
+		check_eq "$r" OK "whiteout rename"
+		check_eq "$(stat -c %F:%t:%T $L/a)" "character special file:0:0" "whiteout left"
+		;;
+	esac
+}
+
+test_truncate_fallocate_copy_range() {
+	printf 0123456789 >$M/f
+	check_try OK truncate $M/f 4
+	check_eq "$(content $L/f)" 0123 "truncate"
+	printf 0123 >$L/ref
+	want=$(try fallocate $L/ref 0 65536)
+	check_try "$want" fallocate $M/f 0 65536
+	check_eq "$(stat -c %s $M/f)" "$(stat -c %s $L/ref)" "size after fallocate"
+	check_try OK copyrange $M/f $M/g 4
+	check_eq "$(content $L/g)" 0123 "copy_file_range"
+	check_eq "$(sum $M/f)" "$(sum $L/f)" "checksum"
+}
+
+test_mmap_shared_write_and_read() {
+	printf 'aaaaaaaaaa' >$M/f
+	check_try OK mmapwrite $M/f 3 XYZ
+	check_eq "$(content $L/f)" aaaXYZaaaa "lower bytes after a shared mmap write"
+	printf 'Q' | dd of=$L/f bs=1 seek=9 conv=notrunc 2>/dev/null
+	check_eq "$(try mmapread $M/f 0 10)" aaaXYZaaaQ "mmap read sees lower write"
+}
+
+test_chmod_chown_utimes() {
+	echo a >$M/f
+	check_try OK chmod $M/f 4751
+	check_eq "$(mode $L/f)" 4751 "lower mode"
+	check_try OK chown $M/f 1000 1000
+	check_eq "$(owner $L/f)" 1000:1000 "lower owner"
+	check_try OK utime $M/f 1000000000
+	check_eq "$(stat -c %Y $L/f)" 1000000000 "lower mtime"
+	check_eq "$(stat -c %Y $M/f)" 1000000000 "mtime through the mount"
+}
+
+test_xattrs_and_acls() {
+	echo a >$M/f
+	check_try OK setxattr $M/f user.color blue
+	check_eq "$(try getxattr $L/f user.color)" blue "lower user xattr"
+	check_try OK setxattr $M/f trusted.t 1
+	check_eq "$(try getxattr $L/f trusted.t)" 1 "lower trusted xattr"
+	check_eq "$(try listxattr $M/f | sort | tr '\n' ' ')" "trusted.t user.color " "listxattr"
+	check_try OK removexattr $M/f user.color
+	check_try ENODATA getxattr $L/f user.color
+	setfacl -m u:1000:rw $M/f
+	check_eq "$(getfacl -cpn $L/f 2>/dev/null | grep '^user:1000')" "user:1000:rw-" "lower ACL"
+	check_eq "$(getfacl -cpn $M/f 2>/dev/null | grep '^user:1000')" "user:1000:rw-" "ACL through the mount"
+	chmod 600 $M/f
+	check_eq "$(as_user try open $M/f w)" EACCES "ACL mask after chmod"
+	chmod 660 $M/f
+	check_eq "$(as_user try open $M/f w)" OK "ACL grants write"
+	mkdir $M/d
+	setfacl -d -m u:1000:rwx $M/d
+	touch $M/d/new
+	check_eq "$(getfacl -cpn $L/d/new 2>/dev/null | grep '^user:1000')" "user:1000:rwx	#effective:rw-" "default ACL inherited"
+}
+
+test_inode_flags_ioctl() {
+	echo a >$M/f
+	check_try OK setflags $M/f 40
+	check_eq "$(try getflags $L/f)" "$(try getflags $M/f)" "FS_IOC_GETFLAGS"
+	case "$(lsattr -d $L/f 2>/dev/null)" in
+	*d*) ;;
+	*) fail "nodump flag not set on the lower file: $(lsattr $L/f)" ;;
+	esac
+}
+
+test_fiemap_and_statfs() {
+	dd if=/dev/zero of=$M/f bs=4096 count=4 2>/dev/null
+	sync
+	check_eq "$(filefrag $M/f | sed 's/.*: //')" "$(filefrag $L/f | sed 's/.*: //')" "filefrag"
+	check_eq "$(try statfs $M)" 636f776c "statfs f_type"
+	check_eq "$(df -P $M | awk 'NR==2 {print $2}')" "$(df -P $L | awk 'NR==2 {print $2}')" "df size"
+}
+
+test_locks_work_through_mount() {
+	echo a >$M/f
+	try hold $M/f 3 >/tmp/hold.out &
+	sleep 1
+	check_eq "$(cat /tmp/hold.out)" OK "holder got its locks"
+	check_try EAGAIN flock $M/f
+	check_try EAGAIN posixlock $M/f
+	wait
+	check_try OK flock $M/f
+}
+
+test_fsync_and_sync_reach_lower() {
+	echo data >$M/f
+	sync -d $M/f
+	sync -f $M
+	check_eq "$(content $L/f)" data "content"
+}
+
+test_permissions_match_lower_as_user() {
+	echo a >$M/f
+	chmod 644 $M/f
+	check_eq "$(as_user try open $M/f w)" "$(as_user try open $L/f w)" "open for write of a 644 root file"
+	check_eq "$(as_user try open $M/f w)" EACCES "EACCES"
+	check_eq "$(as_user try chmod $M/f 777)" EPERM "chmod of another user's file"
+	check_eq "$(as_user try unlink $M/f)" EACCES "unlink in a root dir"
+	mkdir $M/u
+	chown 1000:1000 $M/u
+	check_eq "$(as_user try mkdir $M/u/sub)" OK "mkdir in own dir"
+	check_eq "$(owner $L/u/sub)" 1000:1000 "new dir belongs to the caller"
+	chmod 700 $M/u
+	mkdir $M/r
+	chmod 700 $M/r
+	check_eq "$(as_user try open $M/r/x rc)" EACCES "create in a 700 root dir"
+	check_eq "$(as_user ls $M/r 2>&1 >/dev/null | grep -c 'Permission denied')" 1 "readdir of a 700 dir"
+}
+
+test_remount_keeps_everything() {
+	echo a >$M/f
+	ln $M/f $M/g
+	mkdir $M/d
+	setfattr -n user.k -v v $M/d
+	i=$(ino $M/f)
+	remount_lower
+	check_eq "$(content $M/g)" a "content"
+	check_eq "$(ino $M/f)" "$i" "st_ino"
+	check_eq "$(nlink $M/f)" 2 "nlink"
+	check_eq "$(try getxattr $M/d user.k)" v "xattr"
+}
+
+test_proc_mounts_shows_options() {
+	line=$(grep " $M cowlinkfs " /proc/mounts)
+	case "$line" in
+	"$L $M cowlinkfs rw,relatime,lowerdir=$L,cow=flag 0 0") ;;
+	*) fail "/proc/mounts line: $line" ;;
+	esac
+}
