@@ -5,6 +5,7 @@ T=/t
 mode=$(cat $T/mode)
 export PATH=$T/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=${TERM:-vt100}
+mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 echo "# cowlinkfs guest: kernel $(uname -r), mode $mode"
 if ! insmod $T/cowlinkfs.ko; then
 	echo "not ok 1 insmod cowlinkfs.ko"

@@ -41,6 +41,7 @@ mkdir -p "$stage/demo-src"
 cp -r "$COWLINKFS_TOP/fs" "$COWLINKFS_TOP/Documentation" "$COWLINKFS_TOP/tools" \
 	"$stage/demo-src/" 2>/dev/null || true
 echo "$mode" >"$stage/mode"
+[ -z "${ONLY:-}" ] || echo "$ONLY" >"$stage/only"
 
 mkfs.ext4 -q -F -L cowtests -d "$stage" "$run/tests.img" 128M >>"$log" 2>&1
 

@@ -9,14 +9,17 @@ export PATH=$T/bin:$PATH
 : >$R/tap
 : >$R/dmesg
 dmesg -C
+echo 30 >/proc/sys/kernel/hung_task_timeout_secs
 n=0
+# make test ONLY=cow runs tests/t_cow.sh alone
+only=$(cat $T/only 2>/dev/null || true)
 splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task|Call trace:|lockdep|general protection|Kernel panic'
 
 for fs in ext2 ext3 xfs xfsr; do
 	dev=$(blkid -L cl-$fs)
 	mkdir -p /lower/$fs /mnt/t
 	mount "$dev" /lower/$fs || { echo "# cannot mount $fs" | tee -a $R/tap; continue; }
-	for file in $T/tests/t_*.sh; do
+	for file in $T/tests/t_${only:-*}.sh; do
 		types=$(sed -n 's/^# fstypes: //p' "$file")
 		case " ${types:-ext2 ext3 xfs} " in *" $fs "*) ;; *) continue ;; esac
 		group=$(basename "$file" .sh)
@@ -25,6 +28,7 @@ for fs in ext2 ext3 xfs xfsr; do
 			n=$((n + 1))
 			name="$fs/$group/${fn#test_}"
 			root=/lower/$fs/$fn
+			echo "# $n $name" >/dev/console
 			rm -rf "$root"
 			mkdir -p "$root/lower"
 			(
@@ -38,8 +42,9 @@ for fs in ext2 ext3 xfs xfsr; do
 			) >/tmp/test.log 2>&1 </dev/null
 			rc=$?
 			cd /
-			while mountpoint -q /mnt/t; do
-				umount /mnt/t 2>>/tmp/test.log || { rc=1; umount -l /mnt/t; }
+			# Whatever the test left mounted goes, innermost first.
+			for m in $(awk '$3 == "cowlinkfs" {print $2}' /proc/mounts | sort -r); do
+				umount "$m" 2>>/tmp/test.log || { rc=1; umount -l "$m"; }
 			done
 			mountpoint -q /lower/$fs || mount "$dev" /lower/$fs
 			rm -rf "$root"

@@ -14,57 +14,96 @@
 #include <linux/namei.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
-#include <linux/splice.h>
+#include <linux/string.h>
 #include <linux/xattr.h>
 #include "cowlinkfs.h"
 
 #define COWLINKFS_COPY_CHUNK	(1 << 20)
 
 /*
- * Copy @len bytes of data: a reflink where the lower filesystem can share
- * extents, else spliced in chunks that skip holes, so sparse files stay
- * sparse.  A fatal signal stops the copy.
+ * Copy one data region [pos, end) through @buf, leaving a hole wherever a
+ * whole block reads as zeroes, as cp --sparse=always does: this keeps
+ * sparse files sparse on filesystems without SEEK_DATA (ext2), and in the
+ * zero tail of a chunk that SEEK_DATA reported as data.
  */
-static int cowlinkfs_copy_data(struct file *old, struct file *new, loff_t len)
+static int cowlinkfs_copy_region(struct file *old, struct file *new,
+				 loff_t pos, loff_t end, char *buf)
 {
-	loff_t old_pos = 0, new_pos = 0, data_pos;
-	bool skip_holes = old->f_mode & FMODE_LSEEK;
-	loff_t cloned;
+	unsigned int bsize = file_inode(new)->i_sb->s_blocksize;
 
-	if (!len)
-		return 0;
-	cloned = do_clone_file_range(old, 0, new, 0, len, 0);
-	if (cloned == len)
-		return 0;
-
-	while (old_pos < len) {
-		size_t chunk = min_t(loff_t, COWLINKFS_COPY_CHUNK, len - old_pos);
-		long bytes;
+	while (pos < end) {
+		size_t len = min_t(loff_t, COWLINKFS_COPY_CHUNK, end - pos);
+		loff_t rpos = pos;
+		ssize_t got;
+		size_t off;
 
 		if (fatal_signal_pending(current))
 			return -EINTR;
+		got = kernel_read(old, buf, len, &rpos);
+		if (got < 0)
+			return got;
+		if (got == 0)
+			return -EIO;	/* the file shrank under us */
 
-		if (skip_holes) {
-			data_pos = vfs_llseek(old, old_pos, SEEK_DATA);
-			if (data_pos == -ENXIO)
-				break;		/* only a hole is left */
-			if (data_pos < 0) {
-				skip_holes = false;
-			} else if (data_pos > old_pos) {
-				old_pos = new_pos = min(data_pos, len);
+		for (off = 0; off < got;) {
+			size_t run = min_t(size_t, bsize - (pos + off) % bsize,
+					   got - off);
+			loff_t wpos = pos + off;
+			ssize_t put;
+
+			if (!memchr_inv(buf + off, 0, run)) {
+				off += run;
 				continue;
 			}
+			put = __kernel_write(new, buf + off, run, &wpos);
+			if (put < 0)
+				return put;
+			if (put != run)
+				return -EIO;
+			off += run;
 		}
-
-		bytes = do_splice_direct(old, &old_pos, new, &new_pos, chunk,
-					 SPLICE_F_MOVE);
-		if (bytes < 0)
-			return bytes;
-		if (bytes == 0)
-			return -EIO;	/* the file shrank under us */
+		pos += got;
 		cond_resched();
 	}
 	return 0;
+}
+
+/*
+ * Copy @len bytes of data: a reflink where the lower filesystem can share
+ * extents, else region by region between SEEK_DATA and SEEK_HOLE, so holes
+ * are never read.  The new file already has its final size.  A fatal
+ * signal stops the copy.
+ */
+static int cowlinkfs_copy_data(struct file *old, struct file *new, loff_t len)
+{
+	loff_t pos = 0, data, hole;
+	char *buf;
+	int err = 0;
+
+	if (!len)
+		return 0;
+	if (do_clone_file_range(old, 0, new, 0, len, 0) == len)
+		return 0;
+
+	buf = kvmalloc(COWLINKFS_COPY_CHUNK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	while (pos < len && !err) {
+		data = vfs_llseek(old, pos, SEEK_DATA);
+		if (data == -ENXIO)
+			break;			/* only a hole is left */
+		if (data < 0)
+			data = pos;		/* no SEEK_DATA: all data */
+		hole = vfs_llseek(old, data, SEEK_HOLE);
+		if (hole < 0 || hole > len)
+			hole = len;
+		if (hole <= data)
+			break;
+		err = cowlinkfs_copy_region(old, new, data, hole, buf);
+		pos = hole;
+	}
+	kvfree(buf);
+	return err;
 }
 
 /* Copy every xattr, ACLs, security.* and our flag included. */

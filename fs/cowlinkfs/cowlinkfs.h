@@ -76,6 +76,31 @@ struct cowlinkfs_inode {
 	struct inode vfs_inode;
 };
 
+/**
+ * struct cowlinkfs_file - an open cowlinkfs file or directory
+ * @real: the open lower file; for regular files it is replaced once if a
+ *	  link break gives this name a new lower inode
+ * @lock: protects @real
+ * @pending: opened write-only while the lower inode was a shared COW
+ *	     inode: the link is broken before the first modification
+ *
+ * The link of a file opened write-only is broken at its first change, not
+ * at open: editors such as vim open O_WRONLY, compare st_ino from fstat()
+ * on the new fd with a stat() made before open() and refuse to write if
+ * they differ (vim's E949).  Opening write-only and closing again copies
+ * nothing.  O_RDWR and O_TRUNC opens break at open.
+ */
+struct cowlinkfs_file {
+	struct file *real;
+	spinlock_t lock;
+	bool pending;
+};
+
+static inline struct cowlinkfs_file *CLF(const struct file *file)
+{
+	return file->private_data;
+}
+
 static inline struct cowlinkfs_sb_info *CLSB(const struct super_block *sb)
 {
 	return sb->s_fs_info;

@@ -12,47 +12,119 @@
 #include <linux/fadvise.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
+#include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/uaccess.h>
 #include "cowlinkfs.h"
 
-static struct file *cowlinkfs_real_file(const struct file *file)
+/* The lower file with a reference of its own; fput() it when done. */
+static struct file *cowlinkfs_real_get(const struct file *file)
 {
-	return file->private_data;
+	struct cowlinkfs_file *cf = CLF(file);
+	struct file *real;
+
+	spin_lock(&cf->lock);
+	real = get_file(cf->real);
+	spin_unlock(&cf->lock);
+	return real;
 }
 
 /* Flags the lower file gets: creation and truncation were done by us. */
 #define COWLINKFS_OPEN_MASK (O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)
 
-static bool cowlinkfs_open_writes(const struct file *file)
+static struct file *cowlinkfs_open_real(struct file *file)
 {
-	return (file->f_mode & FMODE_WRITE) || (file->f_flags & O_TRUNC);
+	struct path lowerpath;
+	struct file *real;
+
+	cowlinkfs_lower_path(file_inode(file), &lowerpath);
+	real = dentry_open(&lowerpath, file->f_flags & ~COWLINKFS_OPEN_MASK,
+			   current_cred());
+	path_put(&lowerpath);
+	return real;
+}
+
+/**
+ * cowlinkfs_prepare_write - break the link before a file is first changed
+ * @file: cowlinkfs file about to be written, truncated or mapped shared
+ *
+ * Breaks the link of the name @file was opened through if that is still
+ * needed, and moves @file onto the name's current lower inode, so that
+ * every writer through the name writes to the one copy.
+ *
+ * Return: 0 or a negative errno; on error nothing was changed.
+ */
+static int cowlinkfs_prepare_write(struct file *file)
+{
+	struct cowlinkfs_file *cf = CLF(file);
+	struct inode *inode = file_inode(file);
+	struct file *real, *old;
+	int err;
+
+	if (likely(!READ_ONCE(cf->pending)))
+		return 0;
+	err = cowlinkfs_break(file_dentry(file));
+	if (err)
+		return err;
+
+	old = NULL;
+	real = cowlinkfs_open_real(file);
+	if (IS_ERR(real))
+		return PTR_ERR(real);
+	spin_lock(&cf->lock);
+	if (cf->pending) {
+		if (file_inode(cf->real) != file_inode(real)) {
+			real->f_pos = cf->real->f_pos;
+			old = cf->real;
+			cf->real = real;
+			real = NULL;
+		}
+		WRITE_ONCE(cf->pending, false);
+	}
+	spin_unlock(&cf->lock);
+	if (real)
+		fput(real);
+	if (old)
+		fput(old);
+	cowlinkfs_copyattr(inode);
+	return 0;
 }
 
 static int cowlinkfs_open(struct inode *inode, struct file *file)
 {
-	struct path lowerpath;
+	struct cowlinkfs_file *cf;
 	struct file *realfile;
 	int err;
 
 	/*
-	 * The caller passed may_open() on our inode already, so the copy is
-	 * made only for someone allowed to write; the open then gets the copy.
+	 * The caller passed may_open() on our inode already, so a copy is
+	 * made only for someone allowed to write.  O_TRUNC changes the file
+	 * right away, and O_RDWR allows a shared writable mmap, whose
+	 * ->mmap cannot make a copy: those break at open.  O_WRONLY opens
+	 * break at their first change (see struct cowlinkfs_file).
 	 */
-	if (cowlinkfs_open_writes(file)) {
+	if ((file->f_flags & O_TRUNC) ||
+	    (file->f_mode & (FMODE_READ | FMODE_WRITE)) ==
+	    (FMODE_READ | FMODE_WRITE)) {
 		err = cowlinkfs_break(file_dentry(file));
 		if (err)
 			return err;
 	}
 
-	cowlinkfs_lower_path(inode, &lowerpath);
-	realfile = dentry_open(&lowerpath, file->f_flags & ~COWLINKFS_OPEN_MASK,
-			       current_cred());
-	path_put(&lowerpath);
-	if (IS_ERR(realfile))
+	cf = kzalloc(sizeof(*cf), GFP_KERNEL);
+	if (!cf)
+		return -ENOMEM;
+	realfile = cowlinkfs_open_real(file);
+	if (IS_ERR(realfile)) {
+		kfree(cf);
 		return PTR_ERR(realfile);
-
-	file->private_data = realfile;
+	}
+	spin_lock_init(&cf->lock);
+	cf->real = realfile;
+	cf->pending = (file->f_mode & FMODE_WRITE) &&
+		      file_inode(realfile)->i_nlink > 1 &&
+		      cowlinkfs_is_cow(inode);
+	file->private_data = cf;
 	file->f_mode |= realfile->f_mode & FMODE_CAN_ODIRECT;
 	cowlinkfs_copyattr(inode);
 	return 0;
@@ -60,13 +132,16 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 
 static int cowlinkfs_release(struct inode *inode, struct file *file)
 {
-	fput(cowlinkfs_real_file(file));
+	struct cowlinkfs_file *cf = CLF(file);
+
+	fput(cf->real);
+	kfree(cf);
 	return 0;
 }
 
 static loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct file *realfile = cowlinkfs_real_file(file);
+	struct file *realfile = cowlinkfs_real_get(file);
 	struct inode *inode = file_inode(file);
 	loff_t ret;
 
@@ -76,6 +151,7 @@ static loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)
 	ret = vfs_llseek(realfile, offset, whence);
 	file->f_pos = realfile->f_pos;
 	inode_unlock(inode);
+	fput(realfile);
 	return ret;
 }
 
@@ -100,65 +176,95 @@ static rwf_t cowlinkfs_iocb_to_rwf(int ifl)
  */
 static ssize_t cowlinkfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
-	struct file *realfile = cowlinkfs_real_file(iocb->ki_filp);
+	struct file *realfile;
+	ssize_t ret;
 
 	if (!iov_iter_count(iter))
 		return 0;
-	return vfs_iter_read(realfile, iter, &iocb->ki_pos,
-			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
+	realfile = cowlinkfs_real_get(iocb->ki_filp);
+	ret = vfs_iter_read(realfile, iter, &iocb->ki_pos,
+			    cowlinkfs_iocb_to_rwf(iocb->ki_flags));
+	fput(realfile);
+	return ret;
 }
 
 static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
-	struct file *realfile = cowlinkfs_real_file(file);
+	struct file *realfile;
 	ssize_t ret;
 
 	if (!iov_iter_count(iter))
 		return 0;
+	ret = cowlinkfs_prepare_write(file);
+	if (ret)
+		return ret;
+	realfile = cowlinkfs_real_get(file);
 	file_start_write(realfile);
 	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
 			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
 	file_end_write(realfile);
+	fput(realfile);
 	cowlinkfs_copyattr(file_inode(file));
 	return ret;
 }
 
 static int cowlinkfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct file *realfile = cowlinkfs_real_file(file);
+	struct file *realfile;
 
-	if (!realfile->f_op->mmap)
-		return -ENODEV;
+	/*
+	 * No break here: we hold mmap_lock, which the write path takes
+	 * inside sb_writers.  None is needed either: a shared writable
+	 * mapping needs O_RDWR, and O_RDWR opens break at open.
+	 */
 	if (WARN_ON(file != vma->vm_file))
 		return -EIO;
+	realfile = cowlinkfs_real_get(file);
+	if (!realfile->f_op->mmap) {
+		fput(realfile);
+		return -ENODEV;
+	}
 	/* The mapping belongs to the lower file from now on. */
 	vma_set_file(vma, realfile);
+	fput(realfile);
 	return call_mmap(vma->vm_file, vma);
 }
 
 static int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end,
 			   int datasync)
 {
-	return vfs_fsync_range(cowlinkfs_real_file(file), start, end, datasync);
+	struct file *realfile = cowlinkfs_real_get(file);
+	int ret;
+
+	ret = vfs_fsync_range(realfile, start, end, datasync);
+	fput(realfile);
+	return ret;
 }
 
 static int cowlinkfs_flush(struct file *file, fl_owner_t id)
 {
-	struct file *realfile = cowlinkfs_real_file(file);
+	struct file *realfile = cowlinkfs_real_get(file);
+	int ret = 0;
 
 	if (realfile->f_op->flush)
-		return realfile->f_op->flush(realfile, id);
-	return 0;
+		ret = realfile->f_op->flush(realfile, id);
+	fput(realfile);
+	return ret;
 }
 
 static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 				loff_t len)
 {
-	struct file *realfile = cowlinkfs_real_file(file);
+	struct file *realfile;
 	long ret;
 
+	ret = cowlinkfs_prepare_write(file);
+	if (ret)
+		return ret;
+	realfile = cowlinkfs_real_get(file);
 	ret = vfs_fallocate(realfile, mode, offset, len);
+	fput(realfile);
 	cowlinkfs_copyattr(file_inode(file));
 	return ret;
 }
@@ -166,17 +272,29 @@ static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 static int cowlinkfs_fadvise(struct file *file, loff_t offset, loff_t len,
 			     int advice)
 {
-	return vfs_fadvise(cowlinkfs_real_file(file), offset, len, advice);
+	struct file *realfile = cowlinkfs_real_get(file);
+	int ret;
+
+	ret = vfs_fadvise(realfile, offset, len, advice);
+	fput(realfile);
+	return ret;
 }
 
 static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
 					 struct file *out, loff_t pos_out,
 					 size_t len, unsigned int flags)
 {
+	struct file *realin, *realout;
 	ssize_t ret;
 
-	ret = vfs_copy_file_range(cowlinkfs_real_file(in), pos_in,
-				  cowlinkfs_real_file(out), pos_out, len, flags);
+	ret = cowlinkfs_prepare_write(out);
+	if (ret)
+		return ret;
+	realin = cowlinkfs_real_get(in);
+	realout = cowlinkfs_real_get(out);
+	ret = vfs_copy_file_range(realin, pos_in, realout, pos_out, len, flags);
+	fput(realout);
+	fput(realin);
 	cowlinkfs_copyattr(file_inode(out));
 	return ret;
 }
@@ -185,18 +303,24 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
 					 struct file *out, loff_t pos_out,
 					 loff_t len, unsigned int flags)
 {
-	struct file *realin = cowlinkfs_real_file(in);
-	struct file *realout = cowlinkfs_real_file(out);
+	struct file *realin, *realout;
 	loff_t ret;
 
 	if (flags & ~(REMAP_FILE_DEDUP | REMAP_FILE_ADVISORY))
 		return -EINVAL;
+	ret = cowlinkfs_prepare_write(out);
+	if (ret)
+		return ret;
+	realin = cowlinkfs_real_get(in);
+	realout = cowlinkfs_real_get(out);
 	if (flags & REMAP_FILE_DEDUP)
 		ret = vfs_dedupe_file_range_one(realin, pos_in, realout,
 						pos_out, len, flags);
 	else
 		ret = vfs_clone_file_range(realin, pos_in, realout, pos_out,
 					   len, flags);
+	fput(realout);
+	fput(realin);
 	cowlinkfs_copyattr(file_inode(out));
 	return ret;
 }
@@ -209,14 +333,15 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
  *
  * FS_IOC_GETFLAGS and friends never get here: the VFS calls our
  * ->fileattr_get/set.  Anything else goes to the lower file, which was
- * opened with the same access mode; a writer's link was broken at open.
+ * opened with the same access mode; a writer's link is broken first.
  *
  * Return: 0 or the ioctl's result, negative errno on failure.
  */
 long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct file *realfile = cowlinkfs_real_file(file);
 	int __user *uarg = (int __user *)arg;
+	struct file *realfile;
+	long ret;
 	int val;
 
 	switch (cmd) {
@@ -228,9 +353,18 @@ long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EFAULT;
 		return cowlinkfs_set_cow(file_inode(file), val != 0);
 	}
-	if (!realfile->f_op->unlocked_ioctl)
-		return -ENOTTY;
-	return vfs_ioctl(realfile, cmd, arg);
+	/* The lower fs's own ioctls may change the file: break first. */
+	if (file->f_mode & FMODE_WRITE) {
+		ret = cowlinkfs_prepare_write(file);
+		if (ret)
+			return ret;
+	}
+	realfile = cowlinkfs_real_get(file);
+	ret = -ENOTTY;
+	if (realfile->f_op->unlocked_ioctl)
+		ret = vfs_ioctl(realfile, cmd, arg);
+	fput(realfile);
+	return ret;
 }
 
 const struct file_operations cowlinkfs_file_fops = {

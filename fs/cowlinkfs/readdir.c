@@ -7,6 +7,7 @@
 
 #include <linux/fs.h>
 #include <linux/file.h>
+#include <linux/slab.h>
 #include "cowlinkfs.h"
 
 struct cowlinkfs_readdir {
@@ -30,7 +31,7 @@ static bool cowlinkfs_filldir(struct dir_context *ctx, const char *name,
 
 static int cowlinkfs_iterate(struct file *file, struct dir_context *ctx)
 {
-	struct file *realfile = file->private_data;
+	struct file *realfile = CLF(file)->real;
 	struct cowlinkfs_readdir rd = {
 		.ctx.actor = cowlinkfs_filldir,
 		.ctx.pos = ctx->pos,
@@ -48,28 +49,38 @@ static int cowlinkfs_iterate(struct file *file, struct dir_context *ctx)
 
 static int cowlinkfs_dir_open(struct inode *inode, struct file *file)
 {
+	struct cowlinkfs_file *cf;
 	struct path lowerpath;
 	struct file *realfile;
 
+	cf = kzalloc(sizeof(*cf), GFP_KERNEL);
+	if (!cf)
+		return -ENOMEM;
 	cowlinkfs_lower_path(inode, &lowerpath);
 	realfile = dentry_open(&lowerpath, file->f_flags, current_cred());
 	path_put(&lowerpath);
-	if (IS_ERR(realfile))
+	if (IS_ERR(realfile)) {
+		kfree(cf);
 		return PTR_ERR(realfile);
-	file->private_data = realfile;
+	}
+	/* A directory's lower file never changes. */
+	spin_lock_init(&cf->lock);
+	cf->real = realfile;
+	file->private_data = cf;
 	return 0;
 }
 
 static int cowlinkfs_dir_release(struct inode *inode, struct file *file)
 {
-	fput(file->private_data);
+	fput(CLF(file)->real);
+	kfree(CLF(file));
 	return 0;
 }
 
 static loff_t cowlinkfs_dir_llseek(struct file *file, loff_t offset,
 				   int whence)
 {
-	struct file *realfile = file->private_data;
+	struct file *realfile = CLF(file)->real;
 	loff_t ret;
 
 	/* Positions are the lower directory's cookies: let it check them. */
@@ -84,7 +95,7 @@ static loff_t cowlinkfs_dir_llseek(struct file *file, loff_t offset,
 static int cowlinkfs_dir_fsync(struct file *file, loff_t start, loff_t end,
 			       int datasync)
 {
-	return vfs_fsync_range(file->private_data, start, end, datasync);
+	return vfs_fsync_range(CLF(file)->real, start, end, datasync);
 }
 
 const struct file_operations cowlinkfs_dir_fops = {

@@ -286,9 +286,20 @@ static int cowlinkfs_reconfigure(struct fs_context *fc)
 {
 	struct cowlinkfs_fs_context *ctx = fc->fs_private;
 	struct cowlinkfs_sb_info *sbi = CLSB(fc->root->d_sb);
+	struct path path;
+	bool same;
+	int err;
 
-	if (ctx->lowerdir)
-		return invalfc(fc, "lowerdir cannot be changed by remount");
+	/* mount(8) repeats the current options on remount: allow that. */
+	if (ctx->lowerdir) {
+		err = kern_path(ctx->lowerdir, LOOKUP_FOLLOW, &path);
+		if (err)
+			return invalfc(fc, "lowerdir '%s': error %d", ctx->lowerdir, err);
+		same = path_equal(&path, &sbi->lower_root);
+		path_put(&path);
+		if (!same)
+			return invalfc(fc, "lowerdir cannot be changed by remount");
+	}
 	sbi->cow_mode = ctx->cow_mode;
 	return 0;
 }

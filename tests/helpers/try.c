@@ -21,6 +21,9 @@
  *   try fallocate PATH OFF LEN | copyrange SRC DST LEN | clone SRC DST
  *   try statfs PATH            prints f_type in hex
  *   try holdwrite PATH SECONDS keep PATH open for writing
+ *   try mount SRC DST [OPTIONS] | umount DST   mount(2) -t cowlinkfs
+ *   try fdino PATH FLAGS STRING  st_ino of the fd after open and after a
+ *                               write of STRING at offset 0: "INO1 INO2"
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
@@ -187,7 +191,7 @@ int main(int argc, char **argv)
 		return res(utimensat(AT_FDCWD, a[0], ts, 0));
 	}
 	if (!strcmp(op, "getcow") && n == 1) {
-		fd = open(a[0], O_RDONLY);
+		fd = open(a[0], O_RDONLY | O_NONBLOCK);
 		if (fd < 0)
 			return res(fd);
 		r = ioctl(fd, COWLINK_IOC_GETCOW, &v);
@@ -199,7 +203,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(op, "setcow") && n == 2) {
 		v = atoi(a[1]);
-		fd = open(a[0], O_RDONLY);
+		fd = open(a[0], O_RDONLY | O_NONBLOCK);
 		if (fd < 0)
 			return res(fd);
 		r = ioctl(fd, COWLINK_IOC_SETCOW, &v);
@@ -316,5 +320,22 @@ int main(int argc, char **argv)
 		printf("%lx\n", (unsigned long)st.f_type);
 		return 0;
 	}
+	if (!strcmp(op, "fdino") && n == 3) {
+		struct stat st1, st2;
+
+		fd = open(a[0], open_flags(a[1]));
+		if (fd < 0 || fstat(fd, &st1))
+			return res(-1);
+		if (pwrite(fd, a[2], strlen(a[2]), 0) < 0 || fstat(fd, &st2))
+			return res(-1);
+		close(fd);
+		printf("%lu %lu\n", (unsigned long)st1.st_ino,
+		       (unsigned long)st2.st_ino);
+		return 0;
+	}
+	if (!strcmp(op, "mount") && (n == 2 || n == 3))
+		return res(mount(a[0], a[1], "cowlinkfs", 0, n == 3 ? a[2] : NULL));
+	if (!strcmp(op, "umount") && n == 1)
+		return res(umount(a[0]));
 	return usage();
 }

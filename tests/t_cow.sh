@@ -1,0 +1,392 @@
+# shellcheck shell=sh
+# Copy-on-write links: the flag, its inheritance and link/rename rules, and
+# breaking a link with a real copy on every kind of modification.
+# fstypes: ext2 ext3 xfs xfsr
+
+# two names of one COW file: $M/a and $M/b, content "old"
+cow_pair() {
+	printf old >$M/a
+	chown "${2:-0:0}" $M/a
+	chmod "${1:-644}" $M/a
+	check_try OK setcow $M/a 1
+	check_try OK setcow $M 1
+	ln $M/a $M/b
+	check_eq "$(nlink $M/a)" 2 "setup nlink"
+}
+
+# after_break: $M/a was broken, $M/b kept the old inode $1 and content "old"
+check_broken() {
+	old=$1
+	check_ne "$(ino $M/a)" "$old" "broken name has a new st_ino"
+	check_eq "$(ino $L/a)" "$(ino $M/a)" "lower dir agrees on st_ino"
+	check_eq "$(ino $M/b)" "$old" "other name keeps the old inode"
+	check_eq "$(nlink $M/a)" 1 "broken name nlink"
+	check_eq "$(nlink $M/b)" 1 "other name nlink dropped"
+	check_eq "$(content $M/b)" old "other name keeps the old bytes"
+}
+
+test_flag_get_set_and_needs_owner() {
+	touch $M/f
+	check_try 0 getcow $M/f
+	check_try OK setcow $M/f 1
+	check_try 1 getcow $M/f
+	check_try 0 getcow $M
+	check_eq "$(as_user try setcow $M/f 0)" EPERM "non-owner clearing the flag"
+	chown 1000 $M/f
+	check_eq "$(as_user try setcow $M/f 0)" OK "owner clearing the flag"
+	check_try 0 getcow $M/f
+	check_try OK mkfifo $M/p
+	check_try ENOTTY setcow $M/p 1
+}
+
+test_flag_is_hidden_and_persists_across_remount() {
+	touch $M/f
+	check_try OK setcow $M/f 1
+	check_eq "$(try getxattr $L/f trusted.cowlinkfs.cow)" 1 "flag stored on the lower inode"
+	check_eq "$(try listxattr $M/f)" "" "listxattr through the mount"
+	check_try ENODATA getxattr $M/f trusted.cowlinkfs.cow
+	check_try EPERM setxattr $M/f trusted.cowlinkfs.cow 0
+	remount_lower
+	check_try 1 getcow $M/f
+}
+
+test_flag_inherited_by_files_and_dirs() {
+	mkdir $M/d
+	check_try OK setcow $M/d 1
+	touch $M/d/f
+	mkdir $M/d/sub
+	touch $M/d/sub/g
+	mkfifo $M/d/p
+	check_try 1 getcow $M/d/f
+	check_try 1 getcow $M/d/sub
+	check_try 1 getcow $M/d/sub/g
+	check_try ENODATA getxattr $L/d/p trusted.cowlinkfs.cow
+	touch $M/plain
+	check_try 0 getcow $M/plain
+}
+
+test_link_with_different_flag_is_emlink() {
+	mkdir $M/cow $M/plain
+	check_try OK setcow $M/cow 1
+	touch $M/cow/f $M/plain/g
+	check_try EMLINK link $M/cow/f $M/plain/f
+	check_try EMLINK link $M/plain/g $M/cow/g
+	check_try OK link $M/cow/f $M/cow/f2
+	check_try OK link $M/plain/g $M/plain/g2
+	mkfifo $M/plain/p
+	check_try OK link $M/plain/p $M/cow/p
+}
+
+test_rename_across_dirs_with_different_flags_is_emlink() {
+	mkdir $M/cow $M/plain $M/cow2
+	check_try OK setcow $M/cow 1
+	check_try OK setcow $M/cow2 1
+	touch $M/cow/f $M/plain/g
+	mkdir $M/cow/sub
+	mkfifo $M/cow/p
+	ln -s x $M/cow/s
+	check_try EMLINK rename $M/cow/f $M/plain/f
+	check_try EMLINK rename $M/plain/g $M/cow/g
+	check_try EMLINK rename $M/cow/sub $M/plain/sub
+	check_try OK rename $M/cow/f $M/cow/f-renamed
+	check_try OK rename $M/plain/g $M/plain/g-renamed
+	check_try OK rename $M/cow/f-renamed $M/cow2/f
+	check_try OK rename $M/cow/p $M/plain/p
+	check_try OK rename $M/cow/s $M/plain/s
+}
+
+test_write_open_breaks_only_that_name() {
+	cow_pair
+	i=$(ino $M/a)
+	echo new >$M/a
+	check_eq "$(content $M/a)" new "broken name has the new bytes"
+	check_broken "$i"
+	check_eq "$(content $L/a)" new "lower dir has the new bytes"
+}
+
+test_write_only_open_breaks_at_first_write() {
+	for how in w wa; do
+		rm -f $M/a $M/b
+		cow_pair
+		i=$(ino $M/a)
+		r=$(try fdino $M/a $how NEW)
+		# vim compares fstat() after open with stat() before it (E949):
+		# the break waits for the first write.
+		check_eq "${r% *}" "$i" "$how: fd st_ino after open"
+		check_eq "${r#* }" "$(ino $M/a)" "$how: fd st_ino after the write is the name's"
+		check_broken "$i"
+		grep -q NEW $M/a || fail "$how: write not in the copy: $(cat $M/a)"
+	done
+}
+
+test_read_write_and_truncating_opens_break_at_open() {
+	for how in rw rwa wt rwt; do
+		rm -f $M/a $M/b
+		cow_pair
+		i=$(ino $M/a)
+		r=$(try fdino $M/a $how NEW)
+		check_ne "${r% *}" "$i" "$how: fd st_ino right after open"
+		check_eq "${r% *}" "${r#* }" "$how: fd st_ino stays"
+		check_broken "$i"
+	done
+	check_eq "$(content $M/a)" NEW "O_TRUNC emptied the copy"
+}
+
+test_write_only_open_without_writing_copies_nothing() {
+	cow_pair
+	i=$(ino $M/a)
+	check_try OK open $M/a w
+	check_try OK open $M/a wa
+	check_eq "$(ino $M/a)" "$i" "st_ino"
+	check_eq "$(nlink $M/a)" 2 "st_nlink"
+}
+
+test_truncate_and_metadata_changes_break() {
+	for op in "truncate 1" "chmod 600" "chown 1000 1000" "utime 12345" \
+		"setxattr user.x y" "setflags 40"; do
+		rm -f $M/a $M/b
+		cow_pair
+		setfattr -n user.keep -v 1 $L/b
+		i=$(ino $M/a)
+		m=$(stat -c %a:%u:%Y:%s $M/b)
+		# shellcheck disable=SC2086
+		check_try OK ${op%% *} $M/a ${op#* }
+		check_broken "$i"
+		check_eq "$(stat -c %a:%u:%Y:%s $M/b)" "$m" "$op: other name's metadata"
+		check_eq "$(try getxattr $M/b user.keep)" 1 "$op: other name's xattr"
+		check_eq "$(try getxattr $M/a user.keep)" 1 "$op: copy's xattr"
+	done
+	rm -f $M/a $M/b
+	cow_pair
+	i=$(ino $M/a)
+	setfacl -m u:1000:rw $M/a
+	check_broken "$i"
+	check_eq "$(getfacl -cpn $M/b | grep -c '^user:1000')" 0 "ACL only on the broken name"
+}
+
+test_reads_stat_and_private_mmap_do_not_break() {
+	cow_pair
+	i=$(ino $M/a)
+	cat $M/a >/dev/null
+	stat $M/a >/dev/null
+	check_eq "$(try mmapread $M/a 0 3)" old "private read mmap"
+	check_try OK open $M/a r
+	getfattr -d $M/a >/dev/null 2>&1 || true
+	check_eq "$(ino $M/a)" "$i" "st_ino unchanged"
+	check_eq "$(nlink $M/a)" 2 "still two links"
+}
+
+test_shared_mmap_write_breaks() {
+	cow_pair
+	i=$(ino $M/a)
+	check_try OK mmapwrite $M/a 0 NEW
+	check_eq "$(content $M/a)" NEW "mmap write in the copy"
+	check_broken "$i"
+}
+
+test_copy_keeps_owner_mode_times_xattrs() {
+	cow_pair
+	touch -d @1000000000 $M/b
+	b_before=$(stat -c %a:%u:%g:%Y $M/b)
+	i=$(ino $M/b)
+	setfattr -n security.test -v s $L/a 2>/dev/null || true
+	echo more >>$M/a
+	check_eq "$(stat -c %a:%u:%g $M/a)" "$(stat -c %a:%u:%g $M/b)" "mode and owner kept"
+	check_eq "$(stat -c %a:%u:%g:%Y $M/b)" "$b_before" "other name untouched"
+	check_eq "$(ino $M/b)" "$i" "other name inode"
+	check_try 1 getcow $M/a
+}
+
+test_setuid_mode_and_owner_survive_break() {
+	cow_pair 6755 1000:1000
+	i=$(ino $M/a)
+	check_try OK setxattr $M/a user.z 1
+	check_ne "$(ino $M/a)" "$i" "broken"
+	check_eq "$(stat -c %a:%u:%g $M/a)" 6755:1000:1000 "setuid copy's mode and owner"
+	check_eq "$(stat -c %a:%u:%g $M/b)" 6755:1000:1000 "other name"
+}
+
+test_unflagged_links_behave_like_hard_links() {
+	printf old >$M/a
+	ln $M/a $M/b
+	i=$(ino $M/a)
+	echo new >$M/a
+	check_eq "$(content $M/b)" new "both names changed"
+	check_eq "$(ino $M/a)" "$i" "same inode"
+	check_eq "$(nlink $M/b)" 2 "still two links"
+}
+
+test_single_link_cow_file_is_not_copied() {
+	printf old >$M/a
+	check_try OK setcow $M/a 1
+	i=$(ino $M/a)
+	echo new >$M/a
+	check_eq "$(ino $M/a)" "$i" "no copy for one link"
+}
+
+test_unprivileged_eacces_makes_no_copy() {
+	cow_pair 644
+	i=$(ino $M/a)
+	check_eq "$(as_user try open $M/a w)" EACCES "open for write"
+	check_eq "$(as_user try truncate $M/a 0)" EACCES "truncate"
+	check_eq "$(as_user try chmod $M/a 777)" EPERM "chmod"
+	check_eq "$(ino $M/a)" "$i" "st_ino"
+	check_eq "$(nlink $M/a)" 2 "st_nlink"
+	check_eq "$(ls -a $L/.cowlinkfs-work | wc -l)" 2 "no temp file left"
+}
+
+test_copy_belongs_to_owner_not_caller() {
+	cow_pair 666
+	i=$(ino $M/a)
+	check_eq "$(as_user try write $M/a 0 X)" OK "write by another user"
+	check_ne "$(ino $M/a)" "$i" "broken"
+	check_eq "$(owner $M/a)" 0:0 "copy owned by the file's owner"
+}
+
+test_open_fd_keeps_old_inode_across_break() {
+	cow_pair
+	exec 4<$M/b
+	echo new >$M/a
+	check_eq "$(cat <&4)" old "reader of the other name"
+	exec 4<&-
+}
+
+test_file_open_for_write_cannot_gain_cow_link() {
+	printf x >$M/a
+	check_try OK setcow $M/a 1
+	check_try OK setcow $M 1
+	try holdwrite $M/a 3 >/tmp/hw &
+	sleep 1
+	check_try ETXTBSY link $M/a $M/b
+	wait
+	check_try OK link $M/a $M/b
+}
+
+test_sparse_file_stays_sparse() {
+	check_try OK setcow $M 1
+	dd if=/dev/urandom of=$M/s bs=4096 count=1 seek=1000 2>/dev/null
+	dd if=/dev/urandom of=$M/s bs=4096 count=1 seek=5000 conv=notrunc 2>/dev/null
+	ln $M/s $M/t
+	sum_before=$(sum $M/t)
+	b=$(blocks $M/s)
+	check_try OK append $M/s X
+	check_eq "$(sum $M/t)" "$sum_before" "other name's bytes"
+	[ "$(blocks $M/s)" -le $((b + 16)) ] || fail "copy not sparse: $(blocks $M/s) blocks, was $b"
+	check_eq "$(stat -c %s $M/s)" $((5001 * 4096 + 1)) "size"
+	check_eq "$(cmp -n $((5001 * 4096)) $M/s $M/t && echo same)" same "data up to the append"
+}
+
+test_reflink_break_shares_extents_on_xfs_reflink() {
+	[ $FS = xfsr ] || return 0
+	check_try OK setcow $M 1
+	dd if=/dev/urandom of=$M/a bs=1M count=8 2>/dev/null
+	ln $M/a $M/b
+	sync
+	check_try OK write $M/a 0 X
+	sync
+	xfs_io -r -c 'fiemap -v' $L/b | grep -qE '0x2[0-9a-f]{3}|shared' ||
+		filefrag -v $L/b | grep -q shared ||
+		fail "no shared extents: $(filefrag -v $L/b | tail -n 3)"
+}
+
+test_concurrent_writers_of_one_name_make_one_copy() {
+	cow_pair
+	i=$(ino $M/b)
+	for k in 1 2 3 4 5 6 7 8; do
+		try write $M/a $((k * 4)) "w$k.." >/dev/null &
+	done
+	wait
+	check_eq "$(ino $M/b)" "$i" "other name"
+	check_eq "$(content $M/b)" old "other bytes"
+	check_eq "$(nlink $M/a)" 1 "one copy"
+	for k in 1 2 3 4 5 6 7 8; do
+		grep -q "w$k" $M/a || fail "write $k lost: $(cat $M/a)"
+	done
+	check_eq "$(ls -a $L/.cowlinkfs-work | wc -l)" 2 "work dir empty"
+}
+
+test_concurrent_breaks_of_different_names() {
+	printf shared >$M/n0
+	check_try OK setcow $M/n0 1
+	check_try OK setcow $M 1
+	for k in 1 2 3 4 5 6; do ln $M/n0 $M/n$k; done
+	for k in 0 1 2 3 4 5 6; do
+		try append $M/n$k "+$k" >/dev/null &
+	done
+	wait
+	for k in 0 1 2 3 4 5 6; do
+		check_eq "$(content $M/n$k)" "shared+$k" "name $k"
+		check_eq "$(nlink $M/n$k)" 1 "name $k nlink"
+	done
+	check_eq "$(ls -i $M | awk '{print $1}' | sort -u | wc -l)" 7 "seven inodes"
+}
+
+test_enospc_during_break_leaves_both_names() {
+	[ $FS = ext2 ] || return 0
+	umount $M
+	mkdir -p /tmp/small
+	mount "$(blkid -L cl-small)" /tmp/small
+	mkdir -p /tmp/small/l
+	mount -t cowlinkfs /tmp/small/l $M
+	check_try OK setcow $M 1
+	dd if=/dev/urandom of=$M/big bs=1k count=5000 2>/dev/null
+	ln $M/big $M/big2
+	sync
+	free=$(stat -f -c %f /tmp/small)
+	s=$(sum $M/big)
+	i=$(ino $M/big)
+	r=$(try append $M/big X)
+	sync
+	umount $M
+	check_eq "$r" ENOSPC "open for append"
+	check_eq "$(ino /tmp/small/l/big)" "$i" "name kept the old inode"
+	check_eq "$(nlink /tmp/small/l/big)" 2 "links"
+	check_eq "$(sum /tmp/small/l/big2)" "$s" "bytes"
+	check_eq "$(ls -a /tmp/small/l/.cowlinkfs-work | wc -l)" 2 "no temp file"
+	check_eq "$(stat -f -c %f /tmp/small)" "$free" "free blocks back"
+	umount /tmp/small
+}
+
+test_cow_all_mount_option_needs_no_flags() {
+	umount $M
+	mount_clfs cow=all
+	printf old >$M/a
+	ln $M/a $M/b
+	i=$(ino $M/a)
+	echo new >$M/a
+	check_broken "$i"
+}
+
+test_cp_rl_story_old_tree_stays_intact() {
+	check_try OK setcow $M 1
+	mkdir -p $M/old/src/sub
+	for f in a b c d e f g h; do
+		printf 'line one\nline two %s\n' $f >$M/old/src/$f.c
+	done
+	printf 'x\n' >$M/old/src/sub/untouched.c
+	cp -rl $M/old $M/new
+	(cd $M/old && find . -type f | sort | xargs md5sum) >/tmp/old.sums
+	vim.tiny -u NONE -i NONE -n -es -c '%s/one/ONE/' -c 'wq' $M/new/src/a.c </dev/null ||
+		fail "vim.tiny exited with $?"
+	echo appended >>$M/new/src/b.c
+	printf ZZ | dd of=$M/new/src/c.c bs=1 seek=2 conv=notrunc 2>/dev/null
+	truncate -s 3 $M/new/src/d.c
+	try mmapwrite $M/new/src/e.c 0 MM >/dev/null
+	sed -i 's/two/TWO/' $M/new/src/f.c
+	# busybox vi wants a terminal: script(1) gives it one, typed slowly.
+	(sleep 3; printf ':%%s/line/LINE/\r'; sleep 2; printf ':wq\r'; sleep 2) |
+		timeout 60 script -qec "busybox vi $M/new/src/g.c" /dev/null >/dev/null 2>&1 ||
+		fail "busybox vi exited with $?"
+	(cd $M/old && md5sum -c --quiet /tmp/old.sums) || fail "old tree changed"
+	check_eq "$(ino $M/new/src/b.c)" "$(ino $L/new/src/b.c)" "lower agrees"
+	grep -q ONE $M/new/src/a.c || fail "vim edit missing"
+	grep -q appended $M/new/src/b.c || fail ">> missing"
+	grep -q ZZ $M/new/src/c.c || fail "dd missing"
+	check_eq "$(stat -c %s $M/new/src/d.c)" 3 "truncate"
+	check_eq "$(head -c 2 $M/new/src/e.c)" MM "mmap"
+	grep -q TWO $M/new/src/f.c || fail "sed -i missing"
+	grep -q LINE $M/new/src/g.c || fail "vi edit missing"
+	check_eq "$(ino $M/new/src/sub/untouched.c)" "$(ino $M/old/src/sub/untouched.c)" "untouched file shared"
+	check_eq "$(ino $M/new/src/h.c)" "$(ino $M/old/src/h.c)" "untouched h.c shared"
+	check_ne "$(ino $M/new/src/a.c)" "$(ino $M/old/src/a.c)" "edited file own inode"
+}

@@ -1,0 +1,68 @@
+# shellcheck shell=sh
+# Mounting: bad input gets a clear error and mounts nothing; busy mounts
+# and a mounted module stay put.
+# fstypes: ext2 ext3 xfs
+
+test_missing_lower_dir_is_enoent() {
+	check_try ENOENT mount $L/nope /mnt
+	check_eq "$(grep -c ' /mnt cowlinkfs' /proc/mounts)" 0 "nothing mounted"
+}
+
+test_lower_not_a_directory_is_enotdir() {
+	touch $L/file
+	check_try ENOTDIR mount $L/file /mnt
+}
+
+test_unknown_option_is_einval_and_logged() {
+	mkdir $L/d
+	dmesg -C
+	check_try EINVAL mount $L/d /mnt bogus=1
+	dmesg | grep -q "cowlinkfs: Unknown parameter 'bogus'" ||
+		fail "no kernel log line naming the option: $(dmesg | tail -n 3)"
+	check_try EINVAL mount $L/d /mnt cow=sometimes
+}
+
+test_refuses_proc_and_itself_as_lower() {
+	check_try EINVAL mount /proc /mnt
+	mkdir $M/sub
+	check_try EINVAL mount $M/sub /mnt
+	check_eq "$(grep -c ' /mnt cowlinkfs' /proc/mounts)" 0 "nothing mounted"
+}
+
+test_lowerdir_option_and_cow_mode_in_proc_mounts() {
+	mkdir $L/d
+	mkdir -p /mnt/o
+	check_try OK mount none /mnt/o "lowerdir=$L/d,cow=all"
+	grep -q " /mnt/o cowlinkfs rw,relatime,lowerdir=$L/d,cow=all " /proc/mounts ||
+		fail "$(grep /mnt/o /proc/mounts)"
+	mount -o remount,cow=flag /mnt/o
+	grep -q "lowerdir=$L/d,cow=flag " /proc/mounts || fail "remount: $(grep /mnt/o /proc/mounts)"
+	umount /mnt/o
+}
+
+test_umount_with_open_file_is_ebusy() {
+	echo a >$M/f
+	exec 3<$M/f
+	check_try EBUSY umount $M
+	exec 3<&-
+	check_try OK umount $M
+}
+
+test_rmmod_while_mounted_is_refused() {
+	if rmmod cowlinkfs 2>/dev/null; then
+		insmod /t/cowlinkfs.ko
+		fail "rmmod succeeded while mounted"
+	fi
+	grep -q '^cowlinkfs ' /proc/modules || fail "module gone"
+}
+
+test_read_only_lower_mount_makes_read_only_fs() {
+	mkdir -p /tmp/ro
+	mount --bind $L /tmp/ro
+	mount -o remount,bind,ro /tmp/ro
+	mkdir -p /mnt/ro
+	check_try OK mount /tmp/ro /mnt/ro
+	check_try EROFS open /mnt/ro/x wc
+	umount /mnt/ro
+	umount /tmp/ro
+}
