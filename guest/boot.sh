@@ -35,8 +35,8 @@ if [ "$mode" = shell ]; then
 fi
 # In test mode only the test lines are shown; the full log is in $log.
 show() {
-	if [ "$mode" = test ]; then
-		grep --line-buffered -aE '^(not )?ok |^# ' || true
+	if [ "$mode" != demo ]; then
+		grep --line-buffered -aE '^(not )?ok |^# |^crash:' || true
 	else
 		cat
 	fi
@@ -46,5 +46,12 @@ timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$log" 
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" = 124 ] && echo "boot: guest timed out after $timeout s" >&2
+# What the guest left on the tests disk: results/tap, results/dmesg.
+out=$COWLINKFS_LOGS/results-$mode
+rm -rf "$out"
+mkdir -p "$out"
+for f in tap dmesg; do
+	debugfs -R "dump /results/$f $out/$f" "$run/tests.img" >/dev/null 2>&1 || true
+done
 say "boot: guest stopped (qemu exit $rc)"
 exit "$rc"

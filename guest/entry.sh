@@ -16,6 +16,9 @@ case $mode in
 test)
 	sh $T/tests/guest-run.sh
 	;;
+crash1 | crash2)
+	sh $T/tests/$mode.sh
+	;;
 demo)
 	sh $T/tests/demo.sh </dev/null
 	;;

@@ -6,7 +6,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-mode=${1:?usage: stage.sh test|demo|shell}
+mode=${1:?usage: stage.sh test|demo|shell|crash1|crash2}
 run=$COWLINKFS_CACHE/run
 stage=$run/stage
 log=$COWLINKFS_LOGS/stage.log
@@ -45,6 +45,10 @@ echo "$mode" >"$stage/mode"
 
 mkfs.ext4 -q -F -L cowtests -d "$stage" "$run/tests.img" 128M >>"$log" 2>&1
 
+if [ "$mode" = crash2 ]; then
+	say "stage: keeping the lower filesystems of the crashed boot"
+	exit 0
+fi
 say "stage: making lower filesystems (ext2, ext3, xfs, xfs-reflink, small ext2)"
 mklower() {
 	local img=$run/$1.img size=$2

@@ -1,42 +1,48 @@
 #!/bin/bash
-# Host: read the guest's results from the tests disk and judge the run:
-# one line per test, then "N passed, N failed".  Fails on any failed test,
-# a missing or short plan, and a kernel splat anywhere in the guest's log.
+# Host: judge the guest runs from the results they left (results-test for
+# the suite, results-crash2 for the crash test): one line per test, then
+# "N passed, N failed".  Fails on a failed test, a missing or short plan,
+# and a kernel warning, oops or lockdep report in any guest log.
 set -eu
 . "$(dirname "$0")/../guest/lib.sh"
 
-img=$COWLINKFS_CACHE/run/tests.img
-log=$COWLINKFS_LOGS/guest-test.log
-out=$COWLINKFS_LOGS/results
-rm -rf "$out"
-mkdir -p "$out"
-for f in tap dmesg; do
-	debugfs -R "dump /results/$f $out/$f" "$img" >/dev/null 2>&1 || true
-done
-
-tap=$out/tap
+L=$COWLINKFS_LOGS
 passed=0
 failed=0
-if [ -s "$tap" ]; then
-	passed=$(grep -c '^ok ' "$tap" || true)
-	failed=$(grep -c '^not ok ' "$tap" || true)
-fi
-plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)
 splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task .* blocked|Call trace:|general protection|Kernel panic'
 
-echo "# results in $out, serial log in $log"
-if [ -z "$plan" ]; then
-	echo "not ok - the guest never finished the suite (no plan line); see $log"
-	failed=$((failed + 1))
-elif [ "$plan" != $((passed + failed)) ]; then
-	echo "not ok - the guest ran $((passed + failed)) of $plan tests"
+runs="test crash2"
+[ -z "${ONLY:-}" ] || runs=test
+for run in $runs; do
+	tap=$L/results-$run/tap
+	p=0
+	f=0
+	if [ -s "$tap" ]; then
+		p=$(grep -c '^ok ' "$tap" || true)
+		f=$(grep -c '^not ok ' "$tap" || true)
+		grep '^not ok' "$tap" | sed 's/^/# failed: /' || true
+	fi
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)
+	if [ -z "$plan" ]; then
+		echo "not ok - $run: the guest never finished (no plan line); see $L/guest-$run.log"
+		f=$((f + 1))
+	elif [ "$plan" != $((p + f)) ]; then
+		echo "not ok - $run: the guest ran $((p + f)) of $plan tests"
+		f=$((f + 1))
+	fi
+	echo "# $run: $p passed, $f failed (results in $L/results-$run)"
+	passed=$((passed + p))
+	failed=$((failed + f))
+done
+
+logs=$(ls "$L"/guest-test.log "$L"/guest-crash1.log "$L"/guest-crash2.log \
+	"$L"/results-*/dmesg 2>/dev/null || true)
+# shellcheck disable=SC2086
+if [ -n "$logs" ] && grep -aqE "$splat" $logs; then
+	echo "not ok - kernel warning, oops or lockdep report in a guest log:"
+	# shellcheck disable=SC2086
+	grep -aE -A3 "$splat" $logs | head -n 40 | sed 's/^/# /'
 	failed=$((failed + 1))
 fi
-if grep -aqE "$splat" "$log" "$out/dmesg" 2>/dev/null; then
-	echo "not ok - kernel warning, oops or lockdep report in the guest:"
-	grep -ahE -A3 "$splat" "$log" "$out/dmesg" | head -n 40 | sed 's/^/# /'
-	failed=$((failed + 1))
-fi
-grep '^not ok' "$tap" 2>/dev/null | sed 's/^/# failed: /' || true
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

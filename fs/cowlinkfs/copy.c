@@ -13,12 +13,13 @@
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/xattr.h>
 #include "cowlinkfs.h"
 
-#define COWLINKFS_COPY_CHUNK	(1 << 20)
+#define COWLINKFS_COPY_CHUNK	SZ_1M
 
 /*
  * Copy one data region [pos, end) through @buf, leaving a hole wherever a

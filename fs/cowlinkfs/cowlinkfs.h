@@ -70,8 +70,8 @@ enum {
  */
 struct cowlinkfs_inode {
 	struct dentry *lower;
-	spinlock_t lock;
-	struct mutex break_mutex;
+	spinlock_t lock;		/* protects @lower */
+	struct mutex break_mutex;	/* one break or flag change at a time */
 	unsigned long state;
 	struct inode vfs_inode;
 };
@@ -92,7 +92,7 @@ struct cowlinkfs_inode {
  */
 struct cowlinkfs_file {
 	struct file *real;
-	spinlock_t lock;
+	spinlock_t lock;		/* protects @real */
 	bool pending;
 };
 

@@ -110,7 +110,7 @@ static const struct super_operations cowlinkfs_sops = {
 	.show_options	= cowlinkfs_show_options,
 };
 
-enum { Opt_lowerdir, Opt_cow };
+enum { OPT_LOWERDIR, OPT_COW };
 
 static const struct constant_table cowlinkfs_param_cow[] = {
 	{ "flag",	COWLINKFS_COW_FLAG },
@@ -119,8 +119,8 @@ static const struct constant_table cowlinkfs_param_cow[] = {
 };
 
 static const struct fs_parameter_spec cowlinkfs_param_spec[] = {
-	fsparam_string("lowerdir", Opt_lowerdir),
-	fsparam_enum("cow", Opt_cow, cowlinkfs_param_cow),
+	fsparam_string("lowerdir", OPT_LOWERDIR),
+	fsparam_enum("cow", OPT_COW, cowlinkfs_param_cow),
 	{}
 };
 
@@ -140,12 +140,12 @@ static int cowlinkfs_parse_param(struct fs_context *fc,
 		return opt;
 
 	switch (opt) {
-	case Opt_lowerdir:
+	case OPT_LOWERDIR:
 		kfree(ctx->lowerdir);
 		ctx->lowerdir = param->string;
 		param->string = NULL;
 		break;
-	case Opt_cow:
+	case OPT_COW:
 		ctx->cow_mode = result.uint_32;
 		break;
 	}
