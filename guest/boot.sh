@@ -36,7 +36,7 @@ fi
 # In test mode only the test lines are shown; the full log is in $log.
 show() {
 	if [ "$mode" != demo ]; then
-		grep --line-buffered -aE '^(not )?ok |^# |^crash:' || true
+		grep --line-buffered -aE '^(not )?ok |^# [^0-9]|^crash:' || true
 	else
 		cat
 	fi

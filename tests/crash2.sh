@@ -47,6 +47,11 @@ for fs in ext3 xfs; do
 			report fail "$fs/crash/link_counts_agree_$k" "nlink differs"
 		fi
 	done
+	if [ "$(try getcow /mnt/$fs/other1)" = 1 ] && [ "$(try getcow /mnt/$fs)" = 1 ]; then
+		report ok "$fs/crash/cow_flag_survives_reboot"
+	else
+		report fail "$fs/crash/cow_flag_survives_reboot" "flag lost"
+	fi
 	left=$(ls -A /lower/$fs/crash/.cowlinkfs-work | wc -l)
 	if [ "$left" = 0 ] && [ "$(ls -A /mnt/$fs | grep -c cowlinkfs)" = 0 ]; then
 		report ok "$fs/crash/nothing_stray_after_mount"
