@@ -38,7 +38,9 @@ check:
 	bash guest/check.sh
 
 unit:
+	$(MAKE) -C tools clean
 	$(MAKE) -C tools unit
+	$(MAKE) -C tools clean
 
 # arm64 binaries for the guest: test helpers and the cowlink tool.
 cross:
@@ -46,9 +48,10 @@ cross:
 	for h in $(HELPERS); do \
 		$(CROSS_CC) $(CFLAGS_TOOLS) -o $(DESTDIR)/$$h tests/helpers/$$h.c || exit 1; \
 	done
-	if [ -f tools/Makefile ]; then \
-		$(MAKE) -C tools CC=$(CROSS_CC) LDFLAGS=-static DESTDIR=$(abspath $(DESTDIR)) install; \
-	fi
+	$(MAKE) -C tools clean
+	$(MAKE) -C tools CC=$(CROSS_CC) AR=aarch64-linux-gnu-ar LDFLAGS=-static \
+		DESTDIR=$(abspath $(DESTDIR)) install
+	$(MAKE) -C tools clean
 
 clean:
 	rm -rf build

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Host: judge the guest runs from the results they left (results-test for
-# the suite, results-crash2 for the crash test): one line per test, then
+# Host: judge the runs from the results they left (results-unit for the
+# host unit tests, results-test for the suite, results-crash2 for the crash
+# test): one line per test, then
 # "N passed, N failed".  Fails on a failed test, a missing or short plan,
 # and a kernel warning, oops or lockdep report in any guest log.
 set -eu
@@ -11,8 +12,8 @@ passed=0
 failed=0
 splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task .* blocked|Call trace:|general protection|Kernel panic'
 
-runs="test crash2"
-[ -z "${ONLY:-}" ] || runs=test
+runs="unit test crash2"
+[ -z "${ONLY:-}" ] || runs="unit test"
 for run in $runs; do
 	tap=$L/results-$run/tap
 	p=0

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libcowlink: user-space side of cowlinkfs, the copy-on-write link flag.
+ *
+ * All functions return 0 (or the flag) on success and -1 with errno set
+ * on failure.  ENOTTY means "not on a cowlinkfs mount".
+ */
+#ifndef LIBCOWLINK_H
+#define LIBCOWLINK_H
+
+int cowlink_fget(int fd);
+int cowlink_fset(int fd, int on);
+int cowlink_get(const char *path);
+int cowlink_set(const char *path, int on);
+int cowlink_is_cowlinkfs(const char *path);
+int copyfile(const char *src, const char *dst);
+
+#endif
