@@ -367,7 +367,6 @@ static int cowlinkfs_do_break(struct inode *inode)
 	spin_unlock(&ci->lock);
 	dput(oldlower);
 	cowlinkfs_copyattr(inode);
-	atomic_long_inc(&sbi->breaks);
 out:
 	dput(ldir);
 	path_put(&lowerpath);

@@ -45,7 +45,6 @@ struct cowlinkfs_sb_info {
 	struct dentry *workdir;		/* NULL on a read-only lower fs */
 	const struct cred *creator_cred; /* credentials for private work */
 	enum cowlinkfs_cow_mode cow_mode;
-	atomic_long_t breaks;		/* link breaks since mount */
 };
 
 /* Bits of cowlinkfs_inode::state */
