@@ -83,6 +83,15 @@ test_clone_refuses_other_filesystems() {
 	case "$err" in *"must both be on a cowlinkfs mount"*) ;; *) fail "$err" ;; esac
 }
 
+test_clone_refuses_two_mounts() {
+	mkdir $M/s $L/../other
+	mkdir -p /mnt/o
+	mount -t cowlinkfs $L/../other /mnt/o
+	err=$(cowlink clone $M/s /mnt/o/x 2>&1) && fail "clone across mounts succeeded"
+	check_eq "$err" "cowlink: '$M/s' and '/mnt/o' are not on one filesystem" "message"
+	umount /mnt/o
+}
+
 test_clone_verbose_reports_progress() {
 	mkdir $M/many
 	i=0
