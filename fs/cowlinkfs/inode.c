@@ -46,13 +46,21 @@ void cowlinkfs_copyattr(struct inode *inode)
 	inode->i_flags = (inode->i_flags & ~mask) | (real->i_flags & mask);
 }
 
+/*
+ * iget5 callbacks, keyed by the lower dentry's inode.  The test also runs
+ * on inodes still being set up (I_NEW), so the lower dentry is stored by
+ * the set callback, under the hash lock, not after iget5_locked().
+ */
 static int cowlinkfs_inode_test(struct inode *inode, void *data)
 {
-	return cowlinkfs_lower_inode(inode) == data;
+	struct dentry *lower = cowlinkfs_lower_peek(inode);
+
+	return lower && d_inode(lower) == d_inode(data);
 }
 
 static int cowlinkfs_inode_set(struct inode *inode, void *data)
 {
+	CLI(inode)->lower = data;
 	return 0;
 }
 
@@ -76,7 +84,7 @@ struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower)
 	if (S_ISDIR(mode)) {
 		inode = iget5_locked(sb, (unsigned long)real,
 				     cowlinkfs_inode_test, cowlinkfs_inode_set,
-				     real);
+				     lower);
 		if (inode && !(inode->i_state & I_NEW)) {
 			dput(lower);
 			return inode;
