@@ -79,7 +79,9 @@ struct cowlinkfs_inode {
  * struct cowlinkfs_file - an open cowlinkfs file or directory
  * @real: the open lower file; for regular files it is replaced once if a
  *	  link break gives this name a new lower inode
- * @lock: protects @real
+ * @stale: the lower file @real replaced, kept open until release so that
+ *	   the data path can use @real without a reference of its own
+ * @lock: serialises replacing @real
  * @pending: opened write-only while the lower inode was a shared COW
  *	     inode: the link is broken before the first modification
  *
@@ -91,7 +93,8 @@ struct cowlinkfs_inode {
  */
 struct cowlinkfs_file {
 	struct file *real;
-	spinlock_t lock;		/* protects @real */
+	struct file *stale;
+	spinlock_t lock;		/* serialises replacing @real */
 	bool pending;
 };
 
@@ -157,6 +160,10 @@ bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
 
 /* file.c */
 extern const struct file_operations cowlinkfs_file_fops;
+int cowlinkfs_open(struct inode *inode, struct file *file);
+int cowlinkfs_release(struct inode *inode, struct file *file);
+loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence);
+int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* readdir.c */

@@ -17,16 +17,14 @@
 #include <linux/uaccess.h>
 #include "cowlinkfs.h"
 
-/* The lower file with a reference of its own; fput() it when done. */
-static struct file *cowlinkfs_real_get(const struct file *file)
+/*
+ * The lower file.  It is replaced at most once (see
+ * cowlinkfs_prepare_write()) and the one it replaces stays open until
+ * release, so callers need neither a lock nor a reference of their own.
+ */
+static struct file *cowlinkfs_real(const struct file *file)
 {
-	struct cowlinkfs_file *cf = CLF(file);
-	struct file *real;
-
-	spin_lock(&cf->lock);
-	real = get_file(cf->real);
-	spin_unlock(&cf->lock);
-	return real;
+	return READ_ONCE(CLF(file)->real);
 }
 
 /* Flags the lower file gets: creation and truncation were done by us. */
@@ -58,16 +56,16 @@ static int cowlinkfs_prepare_write(struct file *file)
 {
 	struct cowlinkfs_file *cf = CLF(file);
 	struct inode *inode = file_inode(file);
-	struct file *real, *old;
+	struct file *real;
 	int err;
 
-	if (likely(!READ_ONCE(cf->pending)))
+	/* Pairs with the release below: a clear @pending means a final @real. */
+	if (likely(!smp_load_acquire(&cf->pending)))
 		return 0;
 	err = cowlinkfs_break(file_dentry(file));
 	if (err)
 		return err;
 
-	old = NULL;
 	real = cowlinkfs_open_real(file);
 	if (IS_ERR(real))
 		return PTR_ERR(real);
@@ -75,22 +73,22 @@ static int cowlinkfs_prepare_write(struct file *file)
 	if (cf->pending) {
 		if (file_inode(cf->real) != file_inode(real)) {
 			real->f_pos = cf->real->f_pos;
-			old = cf->real;
-			cf->real = real;
+			cf->stale = cf->real;
+			WRITE_ONCE(cf->real, real);
 			real = NULL;
 		}
-		WRITE_ONCE(cf->pending, false);
+		/* Pairs with the acquire above: @real is final first. */
+		smp_store_release(&cf->pending, false);
 	}
 	spin_unlock(&cf->lock);
 	if (real)
 		fput(real);
-	if (old)
-		fput(old);
 	cowlinkfs_copyattr(inode);
 	return 0;
 }
 
-static int cowlinkfs_open(struct inode *inode, struct file *file)
+/* Regular files and directories; only regular files break links. */
+int cowlinkfs_open(struct inode *inode, struct file *file)
 {
 	struct cowlinkfs_file *cf;
 	struct file *realfile;
@@ -130,28 +128,32 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static int cowlinkfs_release(struct inode *inode, struct file *file)
+int cowlinkfs_release(struct inode *inode, struct file *file)
 {
 	struct cowlinkfs_file *cf = CLF(file);
 
 	fput(cf->real);
+	if (cf->stale)
+		fput(cf->stale);
 	kfree(cf);
 	return 0;
 }
 
-static loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)
+loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct file *realfile = cowlinkfs_real_get(file);
+	struct file *realfile = cowlinkfs_real(file);
 	struct inode *inode = file_inode(file);
 	loff_t ret;
 
-	/* Keep one file position, ours; the lower file borrows it. */
+	/*
+	 * Keep one file position, ours; the lower file borrows it, and
+	 * checks it (a directory's positions are its own cookies).
+	 */
 	inode_lock(inode);
 	realfile->f_pos = file->f_pos;
 	ret = vfs_llseek(realfile, offset, whence);
 	file->f_pos = realfile->f_pos;
 	inode_unlock(inode);
-	fput(realfile);
 	return ret;
 }
 
@@ -176,16 +178,10 @@ static rwf_t cowlinkfs_iocb_to_rwf(int ifl)
  */
 static ssize_t cowlinkfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
-	struct file *realfile;
-	ssize_t ret;
-
 	if (!iov_iter_count(iter))
 		return 0;
-	realfile = cowlinkfs_real_get(iocb->ki_filp);
-	ret = vfs_iter_read(realfile, iter, &iocb->ki_pos,
-			    cowlinkfs_iocb_to_rwf(iocb->ki_flags));
-	fput(realfile);
-	return ret;
+	return vfs_iter_read(cowlinkfs_real(iocb->ki_filp), iter, &iocb->ki_pos,
+			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
 }
 
 static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
@@ -199,12 +195,11 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	ret = cowlinkfs_prepare_write(file);
 	if (ret)
 		return ret;
-	realfile = cowlinkfs_real_get(file);
+	realfile = cowlinkfs_real(file);
 	file_start_write(realfile);
 	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
 			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
 	file_end_write(realfile);
-	fput(realfile);
 	cowlinkfs_copyattr(file_inode(file));
 	return ret;
 }
@@ -220,37 +215,27 @@ static int cowlinkfs_mmap(struct file *file, struct vm_area_struct *vma)
 	 */
 	if (WARN_ON(file != vma->vm_file))
 		return -EIO;
-	realfile = cowlinkfs_real_get(file);
-	if (!realfile->f_op->mmap) {
-		fput(realfile);
+	realfile = cowlinkfs_real(file);
+	if (!realfile->f_op->mmap)
 		return -ENODEV;
-	}
 	/* The mapping belongs to the lower file from now on. */
 	vma_set_file(vma, realfile);
-	fput(realfile);
 	return call_mmap(vma->vm_file, vma);
 }
 
-static int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end,
-			   int datasync)
+int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end,
+		    int datasync)
 {
-	struct file *realfile = cowlinkfs_real_get(file);
-	int ret;
-
-	ret = vfs_fsync_range(realfile, start, end, datasync);
-	fput(realfile);
-	return ret;
+	return vfs_fsync_range(cowlinkfs_real(file), start, end, datasync);
 }
 
 static int cowlinkfs_flush(struct file *file, fl_owner_t id)
 {
-	struct file *realfile = cowlinkfs_real_get(file);
-	int ret = 0;
+	struct file *realfile = cowlinkfs_real(file);
 
 	if (realfile->f_op->flush)
-		ret = realfile->f_op->flush(realfile, id);
-	fput(realfile);
-	return ret;
+		return realfile->f_op->flush(realfile, id);
+	return 0;
 }
 
 static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
@@ -262,9 +247,8 @@ static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 	ret = cowlinkfs_prepare_write(file);
 	if (ret)
 		return ret;
-	realfile = cowlinkfs_real_get(file);
+	realfile = cowlinkfs_real(file);
 	ret = vfs_fallocate(realfile, mode, offset, len);
-	fput(realfile);
 	cowlinkfs_copyattr(file_inode(file));
 	return ret;
 }
@@ -272,12 +256,7 @@ static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 static int cowlinkfs_fadvise(struct file *file, loff_t offset, loff_t len,
 			     int advice)
 {
-	struct file *realfile = cowlinkfs_real_get(file);
-	int ret;
-
-	ret = vfs_fadvise(realfile, offset, len, advice);
-	fput(realfile);
-	return ret;
+	return vfs_fadvise(cowlinkfs_real(file), offset, len, advice);
 }
 
 static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
@@ -290,11 +269,9 @@ static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
 	ret = cowlinkfs_prepare_write(out);
 	if (ret)
 		return ret;
-	realin = cowlinkfs_real_get(in);
-	realout = cowlinkfs_real_get(out);
+	realin = cowlinkfs_real(in);
+	realout = cowlinkfs_real(out);
 	ret = vfs_copy_file_range(realin, pos_in, realout, pos_out, len, flags);
-	fput(realout);
-	fput(realin);
 	cowlinkfs_copyattr(file_inode(out));
 	return ret;
 }
@@ -311,16 +288,14 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
 	ret = cowlinkfs_prepare_write(out);
 	if (ret)
 		return ret;
-	realin = cowlinkfs_real_get(in);
-	realout = cowlinkfs_real_get(out);
+	realin = cowlinkfs_real(in);
+	realout = cowlinkfs_real(out);
 	if (flags & REMAP_FILE_DEDUP)
 		ret = vfs_dedupe_file_range_one(realin, pos_in, realout,
 						pos_out, len, flags);
 	else
 		ret = vfs_clone_file_range(realin, pos_in, realout, pos_out,
 					   len, flags);
-	fput(realout);
-	fput(realin);
 	cowlinkfs_copyattr(file_inode(out));
 	return ret;
 }
@@ -359,12 +334,10 @@ long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (ret)
 			return ret;
 	}
-	realfile = cowlinkfs_real_get(file);
-	ret = -ENOTTY;
-	if (realfile->f_op->unlocked_ioctl)
-		ret = vfs_ioctl(realfile, cmd, arg);
-	fput(realfile);
-	return ret;
+	realfile = cowlinkfs_real(file);
+	if (!realfile->f_op->unlocked_ioctl)
+		return -ENOTTY;
+	return vfs_ioctl(realfile, cmd, arg);
 }
 
 const struct file_operations cowlinkfs_file_fops = {
