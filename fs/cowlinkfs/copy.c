@@ -12,6 +12,7 @@
 #include <linux/fileattr.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -373,6 +374,18 @@ out:
 	return err;
 }
 
+/* Has the name's lower inode a single link?  Peeks at the lower dentry. */
+static bool cowlinkfs_single_link(struct inode *inode)
+{
+	bool ret;
+
+	/* A break may drop the old lower dentry meanwhile; it is freed by RCU. */
+	rcu_read_lock();
+	ret = READ_ONCE(cowlinkfs_lower_inode(inode)->i_nlink) <= 1;
+	rcu_read_unlock();
+	return ret;
+}
+
 /**
  * cowlinkfs_break - give a name its own copy before it is modified
  * @dentry: cowlinkfs dentry about to be written to or changed
@@ -396,20 +409,37 @@ int cowlinkfs_break(struct dentry *dentry)
 	const struct cred *old_cred;
 	int err;
 
-	if (!S_ISREG(inode->i_mode) ||
-	    READ_ONCE(cowlinkfs_lower_inode(inode)->i_nlink) <= 1 ||
-	    !cowlinkfs_is_cow(inode))
+	if (!S_ISREG(inode->i_mode))
 		return 0;
+	if (cowlinkfs_single_link(inode)) {
+		/*
+		 * A break of this name may have renamed the copy over the
+		 * name without having published it in ci->lower yet: the
+		 * old inode already lost the name's link then.  Pairs with
+		 * the barrier after set_bit() below.
+		 */
+		smp_rmb();
+		if (likely(!test_bit_acquire(CLI_BREAKING, &ci->state)))
+			return 0;
+	} else if (!cowlinkfs_is_cow(inode)) {
+		return 0;
+	}
 
 	err = mnt_want_write(mnt);
 	if (err)
 		return err;
 	mutex_lock(&ci->break_mutex);
 	/* Someone else may have broken this name while we waited. */
-	if (cowlinkfs_lower_inode(inode)->i_nlink > 1) {
+	if (cowlinkfs_lower_inode(inode)->i_nlink > 1 &&
+	    cowlinkfs_is_cow(inode)) {
+		set_bit(CLI_BREAKING, &ci->state);
+		/* Set before the rename drops the old inode's link count. */
+		smp_mb__after_atomic();
 		old_cred = cowlinkfs_override_creds(inode->i_sb);
 		err = cowlinkfs_do_break(inode);
 		revert_creds(old_cred);
+		/* Release: the new ci->lower is seen before the clear bit. */
+		clear_bit_unlock(CLI_BREAKING, &ci->state);
 	}
 	mutex_unlock(&ci->break_mutex);
 	mnt_drop_write(mnt);

@@ -51,6 +51,7 @@ struct cowlinkfs_sb_info {
 enum {
 	CLI_COW_KNOWN,		/* CLI_COW is valid (flag read from lower) */
 	CLI_COW,		/* the COW flag is set */
+	CLI_BREAKING,		/* a link break is under way, under break_mutex */
 };
 
 /**
@@ -82,8 +83,9 @@ struct cowlinkfs_inode {
  * @stale: the lower file @real replaced, kept open until release so that
  *	   the data path can use @real without a reference of its own
  * @lock: serialises replacing @real
- * @pending: opened write-only while the lower inode was a shared COW
- *	     inode: the link is broken before the first modification
+ * @pending: regular file opened for writing and not yet changed: the
+ *	     first change breaks the link if needed and moves @real onto
+ *	     the name's current lower inode
  *
  * The link of a file opened write-only is broken at its first change, not
  * at open: editors such as vim open O_WRONLY, compare st_ino from fstat()

@@ -66,12 +66,19 @@ static int cowlinkfs_prepare_write(struct file *file)
 	if (err)
 		return err;
 
-	real = cowlinkfs_open_real(file);
-	if (IS_ERR(real))
-		return PTR_ERR(real);
+	/*
+	 * Another writer may have broken the name after open() looked up
+	 * the lower inode: follow the name even if we copied nothing.
+	 */
+	real = NULL;
+	if (file_inode(cowlinkfs_real(file)) != cowlinkfs_lower_inode(inode)) {
+		real = cowlinkfs_open_real(file);
+		if (IS_ERR(real))
+			return PTR_ERR(real);
+	}
 	spin_lock(&cf->lock);
 	if (cf->pending) {
-		if (file_inode(cf->real) != file_inode(real)) {
+		if (real && file_inode(cf->real) != file_inode(real)) {
 			real->f_pos = cf->real->f_pos;
 			cf->stale = cf->real;
 			WRITE_ONCE(cf->real, real);
@@ -119,9 +126,13 @@ int cowlinkfs_open(struct inode *inode, struct file *file)
 	}
 	spin_lock_init(&cf->lock);
 	cf->real = realfile;
-	cf->pending = (file->f_mode & FMODE_WRITE) &&
-		      file_inode(realfile)->i_nlink > 1 &&
-		      cowlinkfs_is_cow(inode);
+	/*
+	 * Not just when the lower inode has other links now: a racing
+	 * writer may have broken the name between the lookup of the lower
+	 * inode above and its link count reaching one, leaving @realfile on
+	 * the inode the other names keep.  The first change checks again.
+	 */
+	cf->pending = (file->f_mode & FMODE_WRITE) && S_ISREG(inode->i_mode);
 	file->private_data = cf;
 	file->f_mode |= realfile->f_mode & FMODE_CAN_ODIRECT;
 	cowlinkfs_copyattr(inode);
