@@ -15,7 +15,7 @@ log=$COWLINKFS_LOGS/guest-$mode.log
 drives=()
 n=0
 for d in "$(rootfs_img):snap" "$run/tests.img" "$run/ext2.img" "$run/ext3.img" \
-	"$run/xfs.img" "$run/xfsr.img" "$run/small.img"; do
+	"$run/ext4.img" "$run/xfs.img" "$run/xfsr.img" "$run/small.img"; do
 	f=${d%:snap}
 	snap=off
 	[ "$f" = "$d" ] || snap=on

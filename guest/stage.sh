@@ -49,7 +49,7 @@ if [ "$mode" = crash2 ]; then
 	say "stage: keeping the lower filesystems of the crashed boot"
 	exit 0
 fi
-say "stage: making lower filesystems (ext2, ext3, xfs, xfs-reflink, small ext2)"
+say "stage: making lower filesystems (ext2, ext3, ext4, xfs, xfs-reflink, small ext2)"
 mklower() {
 	local img=$run/$1.img size=$2
 	shift 2
@@ -59,6 +59,7 @@ mklower() {
 }
 mklower ext2 512M mkfs.ext2 -q -F -L cl-ext2
 mklower ext3 512M mkfs.ext3 -q -F -L cl-ext3
+mklower ext4 512M mkfs.ext4 -q -F -L cl-ext4
 mklower xfs 512M mkfs.xfs -q -f -L cl-xfs -m reflink=0
 mklower xfsr 512M mkfs.xfs -q -f -L cl-xfsr -m reflink=1
 mklower small 8M mkfs.ext2 -q -F -L cl-small -b 1024

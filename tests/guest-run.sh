@@ -1,8 +1,11 @@
 #!/bin/sh
 # Guest: run every test function (test_*) of tests/t_*.sh on each lower
-# filesystem it names ("# fstypes:" line; default ext2 ext3 xfs), each on a
-# fresh lower directory with cowlinkfs mounted on /mnt/t.  Writes TAP to
-# /t/results/tap and to the console; the kernel log to /t/results/dmesg.
+# filesystem it names, each on a fresh lower directory with cowlinkfs
+# mounted on /mnt/t.  A "# fstypes:" line at the top of a file names the
+# filesystems of its tests (default ext2 ext3 xfs); one directly above a
+# test function names that test's own.  A test is run, and counted, only
+# where it applies.  Writes TAP to /t/results/tap and to the console; the
+# kernel log to /t/results/dmesg.
 T=/t
 R=$T/results
 export PATH=$T/bin:$PATH
@@ -15,16 +18,40 @@ n=0
 only=$(cat $T/only 2>/dev/null || true)
 splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task|Call trace:|lockdep|general protection|Kernel panic'
 
-for fs in ext2 ext3 xfs xfsr; do
-	dev=$(blkid -L cl-$fs)
+# tests FILE FS: the test functions of FILE that apply to FS
+tests() {
+	awk -v fs="$2" '
+	/^# fstypes: / && !all { sub(/^# fstypes: /, ""); all = " " $0 " " }
+	/^# only on: / { sub(/^# only on: /, ""); own = " " $0 " "; next }
+	/^test_[a-z0-9_]*\(\) \{$/ {
+		t = own != "" ? own : all != "" ? all : " ext2 ext3 xfs "
+		if (index(t, " " fs " "))
+			print substr($0, 1, index($0, "(") - 1)
+	}
+	{ own = "" }' "$1"
+}
+
+# mount_lower FS: mount the lower fs FS on /lower/FS (tmpfs starts empty)
+mount_lower() {
+	if [ $1 = tmpfs ]; then
+		mount -t tmpfs -o size=512m tmpfs /lower/$1
+	else
+		mount "$(blkid -L cl-$1)" /lower/$1
+	fi
+}
+
+for fs in ext2 ext3 ext4 xfs xfsr tmpfs; do
 	mkdir -p /lower/$fs /mnt/t
-	mount "$dev" /lower/$fs || { echo "# cannot mount $fs" | tee -a $R/tap; continue; }
+	dev=$(blkid -L cl-$fs || echo tmpfs)
+	if ! mount_lower $fs; then
+		n=$((n + 1))
+		echo "not ok $n $fs: cannot mount the lower fs" | tee -a $R/tap
+		continue
+	fi
 	for file in $T/tests/t_${only:-*}.sh; do
-		types=$(sed -n 's/^# fstypes: //p' "$file")
-		case " ${types:-ext2 ext3 xfs} " in *" $fs "*) ;; *) continue ;; esac
 		group=$(basename "$file" .sh)
 		group=${group#t_}
-		for fn in $(sed -n 's/^\(test_[a-z0-9_]*\)() {$/\1/p' "$file"); do
+		for fn in $(tests "$file" $fs); do
 			n=$((n + 1))
 			name="$fs/$group/${fn#test_}"
 			root=/lower/$fs/$fn
@@ -46,7 +73,7 @@ for fs in ext2 ext3 xfs xfsr; do
 			for m in $(awk '$3 == "cowlinkfs" {print $2}' /proc/mounts | sort -r); do
 				umount "$m" 2>>/tmp/test.log || { rc=1; umount -l "$m"; }
 			done
-			mountpoint -q /lower/$fs || mount "$dev" /lower/$fs
+			mountpoint -q /lower/$fs || mount_lower $fs
 			rm -rf "$root"
 			dmesg -c >/tmp/dmesg.log
 			cat /tmp/dmesg.log >>$R/dmesg

@@ -12,6 +12,31 @@ check_eq() {
 	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
 }
 
+# The xattr namespace for plain xattr tests: tmpfs has no user.* xattrs
+# before Linux 6.6, so there the tests (which run as root) use trusted.*.
+if [ "${FS:-}" = tmpfs ]; then
+	XNS=trusted
+else
+	XNS=user
+fi
+
+# wait_for_line FILE LINE: wait (up to 60 s) until a background helper
+# has written LINE to FILE; no fixed sleeps, TCG guests vary in speed.
+wait_for_line() {
+	k=0
+	until grep -qx "$2" "$1" 2>/dev/null; do
+		k=$((k + 1))
+		[ $k -le 600 ] || fail "no '$2' in $1 after 60 s: $(cat "$1")"
+		sleep 0.1
+	done
+}
+
+# stop PID: end a background helper and reap it
+stop() {
+	kill "$1"
+	wait "$1" || true
+}
+
 # check_ne ACTUAL UNEXPECTED WHAT
 check_ne() {
 	[ "$1" != "$2" ] || fail "$3: got '$1', expected anything else"
