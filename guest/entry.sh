@@ -24,7 +24,7 @@ demo)
 	;;
 shell)
 	sh $T/tests/mount-all.sh
-	echo "cowlinkfs is mounted on /mnt/ext2 /mnt/ext3 /mnt/xfs (lowers in /lower); exit to power off"
+	echo "cowlinkfs is mounted on /mnt/ext2 /mnt/ext3 /mnt/ext4 /mnt/xfs /mnt/tmpfs (lowers in /lower); exit to power off"
 	setsid sh -c 'exec bash -i <>/dev/ttyAMA0 >&0 2>&1'
 	;;
 esac
