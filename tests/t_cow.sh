@@ -423,8 +423,10 @@ test_cp_rl_story_old_tree_stays_intact() {
 	truncate -s 3 $M/new/src/d.c
 	try mmapwrite $M/new/src/e.c 0 MM >/dev/null
 	sed -i 's/two/TWO/' $M/new/src/f.c
-	# busybox vi wants a terminal: script(1) gives it one, typed slowly.
-	(sleep 3; printf ':%%s/line/LINE/\r'; sleep 2; printf ':wq\r'; sleep 2) |
+	# busybox vi wants a terminal: script(1) gives it one.  Its input
+	# stays open until the edit is on disk, however slow the guest is.
+	(sleep 3; printf ':%%s/line/LINE/\r'; sleep 1; printf ':wq\r'
+	 wait_for_line $M/new/src/g.c 'LINE two g'; sleep 1) |
 		timeout 60 script -qec "busybox vi $M/new/src/g.c" /dev/null >/dev/null 2>&1 ||
 		fail "busybox vi exited with $?"
 	(cd $M/old && md5sum -c --quiet /tmp/old.sums) || fail "old tree changed"
