@@ -1,7 +1,7 @@
 #!/bin/bash
 # Stage a guest run: build the module, the test helpers and the tools for
 # arm64, pack them with the tests into the tests disk, and make fresh lower
-# filesystem images (ext2, ext3, xfs, xfs with reflink, a small ext2 for
+# filesystem images (ext2, ext3, ext4, xfs, xfs with reflink, a small ext2 for
 # ENOSPC).  Usage: stage.sh test|demo|shell
 set -eu
 . "$(dirname "$0")/lib.sh"
