@@ -31,14 +31,7 @@ tests() {
 	{ own = "" }' "$1"
 }
 
-# mount_lower FS: mount the lower fs FS on /lower/FS (tmpfs starts empty)
-mount_lower() {
-	if [ $1 = tmpfs ]; then
-		mount -t tmpfs -o size=512m tmpfs /lower/$1
-	else
-		mount "$(blkid -L cl-$1)" /lower/$1
-	fi
-}
+. $T/tests/lower.sh
 
 for fs in ext2 ext3 ext4 xfs xfsr tmpfs; do
 	mkdir -p /lower/$fs /mnt/t
