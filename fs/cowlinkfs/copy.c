@@ -7,6 +7,7 @@
  * that name is re-pointed at the copy.  Modelled on overlayfs copy-up.
  */
 
+#include <linux/error-injection.h>
 #include <linux/fs.h>
 #include <linux/file.h>
 #include <linux/fileattr.h>
@@ -71,45 +72,148 @@ static int cowlinkfs_copy_region(struct file *old, struct file *new,
 }
 
 /*
- * Copy @len bytes of data: a reflink where the lower filesystem can share
- * extents, else region by region between SEEK_DATA and SEEK_HOLE, so holes
- * are never read.  The new file already has its final size.  A fatal
- * signal stops the copy.
+ * The steps of a break are separate functions, each marked for error
+ * injection (Documentation/fault-injection/fault-injection.rst,
+ * fail_function), so that the tests can fail every one of them and check
+ * that the name keeps its old inode.
  */
-static int cowlinkfs_copy_data(struct file *old, struct file *new, loff_t len)
-{
-	loff_t pos = 0, data, hole;
-	char *buf;
-	int err = 0;
 
-	if (!len)
+/* Step 1: the unnamed temp file, in the work directory. */
+static noinline int cowlinkfs_make_tmpfile(struct super_block *sb,
+					   struct file **tmpfile)
+{
+	struct cowlinkfs_sb_info *sbi = CLSB(sb);
+	struct path dirpath = { .mnt = sbi->lower_mnt, .dentry = sbi->workdir };
+	struct file *file;
+
+	/*
+	 * The work directory has no ACL (see cowlinkfs_setup_workdir()),
+	 * so the copy gets none it should not have; it is created by the
+	 * file's owner, see cowlinkfs_copy_creds().
+	 */
+	file = vfs_tmpfile_open(&init_user_ns, &dirpath, S_IFREG | 0600,
+				O_WRONLY | O_LARGEFILE, current_cred());
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	*tmpfile = file;
+	return 0;
+}
+
+ALLOW_ERROR_INJECTION(cowlinkfs_make_tmpfile, ERRNO);
+
+/* The inode flags a copy keeps; append-only and immutable files never break. */
+#define COWLINKFS_COPY_XFLAGS (FS_XFLAG_SYNC | FS_XFLAG_NOATIME | \
+			       FS_XFLAG_NODUMP | FS_XFLAG_NODEFRAG | \
+			       FS_XFLAG_EXTSIZE | FS_XFLAG_COWEXTSIZE)
+
+/*
+ * Step 2: inode flags, the project id and the extent size hints, before
+ * any data: xfs takes no extent size hint on a file that has extents, the
+ * data is charged to the project it belongs to, and a copy in a directory
+ * with the project-inherit flag has to have the directory's project id to
+ * be renamed into it (xfs and ext4 refuse with EXDEV otherwise).
+ */
+static noinline int cowlinkfs_copy_fileattr(struct dentry *old,
+					    struct dentry *new)
+{
+	struct fileattr fa = {}, cur = {};
+	struct fileattr nfa;
+	int err;
+
+	err = vfs_fileattr_get(old, &fa);
+	if (err == -ENOIOCTLCMD || err == -ENOTTY || err == -EOPNOTSUPP)
 		return 0;
-	if (do_clone_file_range(old, 0, new, 0, len, 0) == len)
+	if (!err)
+		err = vfs_fileattr_get(new, &cur);
+	if (err)
+		return err;
+	fileattr_fill_xflags(&nfa, fa.fsx_xflags & COWLINKFS_COPY_XFLAGS);
+	nfa.fsx_projid = fa.fsx_projid;
+	if (fa.fsx_xflags & FS_XFLAG_EXTSIZE)
+		nfa.fsx_extsize = fa.fsx_extsize;
+	if (fa.fsx_xflags & FS_XFLAG_COWEXTSIZE)
+		nfa.fsx_cowextsize = fa.fsx_cowextsize;
+	/* Exactly the original's: none the copy got from the work dir. */
+	if ((cur.fsx_xflags & COWLINKFS_COPY_XFLAGS) == nfa.fsx_xflags &&
+	    cur.fsx_projid == nfa.fsx_projid &&
+	    cur.fsx_extsize == nfa.fsx_extsize &&
+	    cur.fsx_cowextsize == nfa.fsx_cowextsize)
 		return 0;
+	err = vfs_fileattr_set(&init_user_ns, new, &nfa);
+	return err == -ENOIOCTLCMD ? 0 : err;
+}
+
+ALLOW_ERROR_INJECTION(cowlinkfs_copy_fileattr, ERRNO);
+
+static int cowlinkfs_set_attrs(struct dentry *new, struct iattr *attr)
+{
+	struct inode *inode = d_inode(new);
+	int err;
+
+	inode_lock(inode);
+	err = notify_change(&init_user_ns, new, attr, NULL);
+	inode_unlock(inode);
+	return err;
+}
+
+/*
+ * Step 3: the size and the data: a reflink where the lower filesystem can
+ * share extents, else region by region between SEEK_DATA and SEEK_HOLE, so
+ * holes are never read.  A fatal signal stops the copy.
+ */
+static noinline int cowlinkfs_copy_data(struct path *old, struct file *new,
+					loff_t len)
+{
+	struct iattr attr = { .ia_valid = ATTR_SIZE, .ia_size = len };
+	loff_t pos = 0, data, hole;
+	struct file *oldfile;
+	char *buf = NULL;
+	int err;
+
+	err = cowlinkfs_set_attrs(new->f_path.dentry, &attr);
+	if (err || !len)
+		return err;
+	oldfile = dentry_open(old, O_RDONLY | O_LARGEFILE | O_NOATIME,
+			      current_cred());
+	if (IS_ERR(oldfile))
+		return PTR_ERR(oldfile);
+	if (do_clone_file_range(oldfile, 0, new, 0, len, 0) == len)
+		goto out;
 
 	buf = kvmalloc(COWLINKFS_COPY_CHUNK, GFP_KERNEL);
+	err = -ENOMEM;
 	if (!buf)
-		return -ENOMEM;
+		goto out;
+	err = 0;
 	while (pos < len && !err) {
-		data = vfs_llseek(old, pos, SEEK_DATA);
+		data = vfs_llseek(oldfile, pos, SEEK_DATA);
 		if (data == -ENXIO)
 			break;			/* only a hole is left */
 		if (data < 0)
 			data = pos;		/* no SEEK_DATA: all data */
-		hole = vfs_llseek(old, data, SEEK_HOLE);
+		hole = vfs_llseek(oldfile, data, SEEK_HOLE);
 		if (hole < 0 || hole > len)
 			hole = len;
 		if (hole <= data)
 			break;
-		err = cowlinkfs_copy_region(old, new, data, hole, buf);
+		err = cowlinkfs_copy_region(oldfile, new, data, hole, buf);
 		pos = hole;
 	}
+out:
 	kvfree(buf);
+	fput(oldfile);
 	return err;
 }
 
-/* Copy every xattr, ACLs, security.* and our flag included. */
-static int cowlinkfs_copy_xattrs(struct dentry *old, struct dentry *new)
+ALLOW_ERROR_INJECTION(cowlinkfs_copy_data, ERRNO);
+
+/*
+ * Step 4: every xattr, ACLs, security.* and our flag included, after the
+ * data, whose writing would strip security.capability.  The copy ends up
+ * with exactly the ACLs of the original: one it got elsewhere goes.
+ */
+static noinline int cowlinkfs_copy_xattrs(struct dentry *old,
+					  struct dentry *new)
 {
 	ssize_t list_size, size;
 	char *buf, *name, *value = NULL;
@@ -157,85 +261,43 @@ retry:
 	kvfree(value);
 out:
 	kvfree(buf);
+	if (!err && IS_POSIXACL(d_inode(new)) &&
+	    __vfs_getxattr(old, d_inode(old), XATTR_NAME_POSIX_ACL_ACCESS,
+			   NULL, 0) == -ENODATA) {
+		err = vfs_removexattr(&init_user_ns, new,
+				      XATTR_NAME_POSIX_ACL_ACCESS);
+		if (err == -ENODATA || err == -EOPNOTSUPP)
+			err = 0;
+	}
 	return err;
 }
 
-static int cowlinkfs_set_attrs(struct dentry *new, struct iattr *attr)
-{
-	struct inode *inode = d_inode(new);
-	int err;
-
-	inode_lock(inode);
-	err = notify_change(&init_user_ns, new, attr, NULL);
-	inode_unlock(inode);
-	return err;
-}
-
-/* The inode flags a copy keeps; append-only and immutable files never break. */
-#define COWLINKFS_COPY_FL (FS_SYNC_FL | FS_NOATIME_FL | FS_NODUMP_FL)
-
-static int cowlinkfs_copy_fileattr(struct dentry *old, struct dentry *new)
-{
-	struct fileattr fa = {};
-	struct fileattr nfa;
-	int err;
-
-	err = vfs_fileattr_get(old, &fa);
-	if (err == -ENOIOCTLCMD || err == -ENOTTY || err == -EOPNOTSUPP)
-		return 0;
-	if (err || !(fa.flags & COWLINKFS_COPY_FL))
-		return err;
-	fileattr_fill_flags(&nfa, fa.flags & COWLINKFS_COPY_FL);
-	err = vfs_fileattr_set(&init_user_ns, new, &nfa);
-	return err == -ENOIOCTLCMD ? 0 : err;
-}
+ALLOW_ERROR_INJECTION(cowlinkfs_copy_xattrs, ERRNO);
 
 /*
- * Make the complete copy: data first, then xattrs (writing data would
- * strip security.capability), then owner, mode (which a chown may have
- * cleared setuid from) and times, then inode flags; and make it durable
- * before it gets a name.
+ * Step 5: owner, then mode (which a chown may have cleared setuid from),
+ * then times.
  */
-static int cowlinkfs_copy_inode(struct path *old, struct file *new,
-				struct kstat *stat)
+static noinline int cowlinkfs_copy_attrs(struct dentry *new,
+					 struct kstat *stat)
 {
-	struct dentry *dnew = new->f_path.dentry;
+	struct inode *inode = d_inode(new);
 	struct iattr attr = {};
-	struct file *oldfile;
 	int err;
 
-	oldfile = dentry_open(old, O_RDONLY | O_LARGEFILE | O_NOATIME,
-			      current_cred());
-	if (IS_ERR(oldfile))
-		return PTR_ERR(oldfile);
-
-	attr.ia_valid = ATTR_SIZE;
-	attr.ia_size = stat->size;
-	err = cowlinkfs_set_attrs(dnew, &attr);
-	if (!err)
-		err = cowlinkfs_copy_data(oldfile, new, stat->size);
-	fput(oldfile);
-	if (err)
-		return err;
-
-	err = cowlinkfs_copy_xattrs(old->dentry, dnew);
-	if (err)
-		return err;
-
-	attr.ia_valid = ATTR_UID | ATTR_GID;
-	attr.ia_uid = stat->uid;
-	attr.ia_gid = stat->gid;
-	err = cowlinkfs_set_attrs(dnew, &attr);
-	if (err)
-		return err;
+	if (!uid_eq(inode->i_uid, stat->uid) ||
+	    !gid_eq(inode->i_gid, stat->gid)) {
+		attr.ia_valid = ATTR_UID | ATTR_GID;
+		attr.ia_uid = stat->uid;
+		attr.ia_gid = stat->gid;
+		err = cowlinkfs_set_attrs(new, &attr);
+		if (err)
+			return err;
+	}
 
 	attr.ia_valid = ATTR_MODE;
 	attr.ia_mode = stat->mode;
-	err = cowlinkfs_set_attrs(dnew, &attr);
-	if (err)
-		return err;
-
-	err = cowlinkfs_copy_fileattr(old->dentry, dnew);
+	err = cowlinkfs_set_attrs(new, &attr);
 	if (err)
 		return err;
 
@@ -243,28 +305,92 @@ static int cowlinkfs_copy_inode(struct path *old, struct file *new,
 			ATTR_MTIME_SET;
 	attr.ia_atime = stat->atime;
 	attr.ia_mtime = stat->mtime;
-	err = cowlinkfs_set_attrs(dnew, &attr);
-	if (err)
-		return err;
+	return cowlinkfs_set_attrs(new, &attr);
+}
 
+ALLOW_ERROR_INJECTION(cowlinkfs_copy_attrs, ERRNO);
+
+/* Step 6: the copy is durable before it gets a name. */
+static noinline int cowlinkfs_sync_copy(struct file *new)
+{
 	return vfs_fsync(new, 0);
 }
 
-/*
- * Put the finished copy @tmp in place of @lower (at its name in @ldir):
- * link it into the work directory, then rename it over the name in one
- * step.  On success the dentry that now sits at the name is returned
- * (referenced) through @newlower; a dentry of 1 means the break became
- * unnecessary because the other names went away meanwhile.
- */
-static int cowlinkfs_install(struct super_block *sb, struct dentry *tmp,
-			     struct dentry *ldir, struct dentry *lower,
-			     struct dentry **newlower)
+ALLOW_ERROR_INJECTION(cowlinkfs_sync_copy, ERRNO);
+
+/* Step 7: a temporary name in the work directory, locked by the caller. */
+static noinline int cowlinkfs_link_work(struct dentry *tmp,
+					struct dentry *work, struct dentry *wd)
 {
-	struct cowlinkfs_sb_info *sbi = CLSB(sb);
-	struct dentry *work = sbi->workdir;
-	struct renamedata rd = {};
-	struct dentry *wd, *trap;
+	return vfs_link(tmp, &init_user_ns, d_inode(work), wd, NULL);
+}
+
+ALLOW_ERROR_INJECTION(cowlinkfs_link_work, ERRNO);
+
+/* Step 8: the copy replaces the name in one step; both dirs locked. */
+static noinline int cowlinkfs_rename_over(struct dentry *work,
+					  struct dentry *wd,
+					  struct dentry *ldir,
+					  struct dentry *lower)
+{
+	struct renamedata rd = {
+		.old_mnt_userns	= &init_user_ns,
+		.old_dir	= d_inode(work),
+		.old_dentry	= wd,
+		.new_mnt_userns	= &init_user_ns,
+		.new_dir	= d_inode(ldir),
+		.new_dentry	= lower,
+	};
+
+	return vfs_rename(&rd);
+}
+
+ALLOW_ERROR_INJECTION(cowlinkfs_rename_over, ERRNO);
+
+/*
+ * Make the complete copy of @old in @new, durable before it gets a name.
+ */
+static int cowlinkfs_copy_inode(struct path *old, struct file *new,
+				struct kstat *stat)
+{
+	struct dentry *dnew = new->f_path.dentry;
+	int err;
+
+	err = cowlinkfs_copy_fileattr(old->dentry, dnew);
+	if (!err)
+		err = cowlinkfs_copy_data(old, new, stat->size);
+	if (!err)
+		err = cowlinkfs_copy_xattrs(old->dentry, dnew);
+	if (!err)
+		err = cowlinkfs_copy_attrs(dnew, stat);
+	if (!err)
+		err = cowlinkfs_sync_copy(new);
+	return err;
+}
+
+/**
+ * cowlinkfs_install - put a finished copy in place of a name
+ * @inode: cowlinkfs inode of the name
+ * @tmp: the finished copy, unnamed
+ * @ldir: the lower parent of the name
+ * @lower: the lower dentry at the name
+ *
+ * Links @tmp into the work directory, then renames it over the name in
+ * one step, and publishes the new lower dentry in @inode while the parent
+ * is still locked: until then, unlink or rename of the name through the
+ * mount would find a lower dentry that is not ours (ESTALE), and
+ * d_revalidate would drop our dentry and give the name a second inode.
+ *
+ * Return: 0 on success, 1 if the break became unnecessary because the
+ * other names went away meanwhile, or a negative errno; on error the name
+ * is untouched and the temporary name is gone.
+ */
+static int cowlinkfs_install(struct inode *inode, struct dentry *tmp,
+			     struct dentry *ldir, struct dentry *lower)
+{
+	struct cowlinkfs_inode *ci = CLI(inode);
+	struct dentry *work = CLSB(inode->i_sb)->workdir;
+	struct dentry *wd, *trap, *oldlower = NULL;
 	char name[24];
 	int err;
 
@@ -275,33 +401,33 @@ static int cowlinkfs_install(struct super_block *sb, struct dentry *tmp,
 		inode_unlock(d_inode(work));
 		return PTR_ERR(wd);
 	}
-	err = vfs_link(tmp, &init_user_ns, d_inode(work), wd, NULL);
+	err = cowlinkfs_link_work(tmp, work, wd);
 	inode_unlock(d_inode(work));
 	if (err)
 		goto out;
 
 	trap = lock_rename(work, ldir);
 	err = -ESTALE;
+	/* Both names must still be where we left them. */
 	if (wd == trap || lower == trap || lower->d_parent != ldir ||
-	    d_unhashed(lower))
+	    d_unhashed(lower) || wd->d_parent != work || d_unhashed(wd) ||
+	    d_inode(wd) != d_inode(tmp))
 		goto out_unlink;
 	if (d_inode(lower)->i_nlink <= 1) {
 		/* The other names were broken or removed meanwhile. */
 		err = 1;
 		goto out_unlink;
 	}
-	rd.old_mnt_userns = &init_user_ns;
-	rd.old_dir = d_inode(work);
-	rd.old_dentry = wd;
-	rd.new_mnt_userns = &init_user_ns;
-	rd.new_dir = d_inode(ldir);
-	rd.new_dentry = lower;
-	err = vfs_rename(&rd);
-	if (!err) {
-		/* wd was moved to the name: it is the new lower dentry. */
-		*newlower = dget(wd);
-	}
+	err = cowlinkfs_rename_over(work, wd, ldir, lower);
+	if (err)
+		goto out_unlink;
+	/* wd was moved to the name: it is the new lower dentry. */
+	spin_lock(&ci->lock);
+	oldlower = ci->lower;
+	WRITE_ONCE(ci->lower, dget(wd));
+	spin_unlock(&ci->lock);
 	unlock_rename(work, ldir);
+	dput(oldlower);
 	goto out;
 
 out_unlink:
@@ -315,63 +441,173 @@ out:
 	return err;
 }
 
-static int cowlinkfs_do_break(struct inode *inode)
+/**
+ * cowlinkfs_copy_creds - the credentials a link break runs with
+ * @owner: the lower inode's attributes
+ *
+ * The mounter's, which are in force, so that the copy can be made whatever
+ * the caller may read; but with the file's owner and group as fsuid and
+ * fsgid, and without CAP_SYS_RESOURCE.  The copy is thus created as,
+ * charged to and limited like a write of the owner's: quotas apply, and
+ * the blocks ext4 reserves (for its resuid or CAP_SYS_RESOURCE) and xfs's
+ * forced quota reservations are never used for someone else's copy.
+ *
+ * Return: the new credentials or NULL.
+ */
+static struct cred *cowlinkfs_copy_creds(const struct kstat *owner)
 {
-	struct super_block *sb = inode->i_sb;
-	struct cowlinkfs_sb_info *sbi = CLSB(sb);
-	struct cowlinkfs_inode *ci = CLI(inode);
-	struct dentry *ldir, *newlower = NULL, *oldlower;
-	struct path lowerpath, dirpath;
+	struct cred *cred = prepare_creds();
+
+	if (!cred)
+		return NULL;
+	cred->fsuid = owner->uid;
+	cred->fsgid = owner->gid;
+	cap_lower(cred->cap_effective, CAP_SYS_RESOURCE);
+	return cred;
+}
+
+/*
+ * Make a complete, durable, unnamed copy of @lower in the work directory,
+ * as the file's owner (the mounter's credentials are in force).
+ */
+static int cowlinkfs_make_copy(struct super_block *sb, struct path *lower,
+			       loff_t size, struct file **copy)
+{
+	const struct cred *old_cred;
 	struct file *tmpfile;
 	struct kstat stat;
+	struct cred *cred;
 	int err;
 
-	if (!sbi->workdir)
+	if (!CLSB(sb)->workdir)
 		return -EROFS;
+	err = vfs_getattr(lower, &stat, STATX_BASIC_STATS,
+			  AT_STATX_SYNC_AS_STAT);
+	if (err)
+		return err;
+	/* What a truncation that follows would throw away is not copied. */
+	stat.size = min(stat.size, size);
+	cred = cowlinkfs_copy_creds(&stat);
+	if (!cred)
+		return -ENOMEM;
+	old_cred = override_creds(cred);
+	err = cowlinkfs_make_tmpfile(sb, &tmpfile);
+	if (!err) {
+		err = cowlinkfs_copy_inode(lower, tmpfile, &stat);
+		if (err)
+			fput(tmpfile);
+		else
+			*copy = tmpfile;
+	}
+	revert_creds(old_cred);
+	put_cred(cred);
+	return err;
+}
+
+static int cowlinkfs_do_break(struct inode *inode, loff_t size)
+{
+	struct path lowerpath;
+	struct file *copy;
+	struct dentry *ldir;
+	int err;
 
 	cowlinkfs_lower_path(inode, &lowerpath);
 	ldir = dget_parent(lowerpath.dentry);
-	err = vfs_getattr(&lowerpath, &stat, STATX_BASIC_STATS,
-			  AT_STATX_SYNC_AS_STAT);
-	if (err)
-		goto out;
-
-	/*
-	 * The unnamed temp file is made in the work directory: it has no
-	 * default ACL to give the copy, and it is where the copy gets its
-	 * temporary name.
-	 */
-	dirpath.mnt = sbi->lower_mnt;
-	dirpath.dentry = sbi->workdir;
-	tmpfile = vfs_tmpfile_open(&init_user_ns, &dirpath, S_IFREG | 0600,
-				   O_WRONLY | O_LARGEFILE, current_cred());
-	if (IS_ERR(tmpfile)) {
-		err = PTR_ERR(tmpfile);
-		goto out;
+	err = cowlinkfs_make_copy(inode->i_sb, &lowerpath, size, &copy);
+	if (!err) {
+		err = cowlinkfs_install(inode, copy->f_path.dentry, ldir,
+					lowerpath.dentry);
+		fput(copy);
 	}
-
-	err = cowlinkfs_copy_inode(&lowerpath, tmpfile, &stat);
-	if (!err)
-		err = cowlinkfs_install(sb, tmpfile->f_path.dentry, ldir,
-					lowerpath.dentry, &newlower);
-	fput(tmpfile);
-	if (err == 1) {
+	if (err == 1)
 		err = 0;
-		goto out;
-	}
-	if (err)
-		goto out;
-
-	spin_lock(&ci->lock);
-	oldlower = ci->lower;
-	WRITE_ONCE(ci->lower, newlower);
-	spin_unlock(&ci->lock);
-	dput(oldlower);
-	cowlinkfs_copyattr(inode);
-out:
+	else if (!err)
+		cowlinkfs_copyattr(inode);
 	dput(ldir);
 	path_put(&lowerpath);
 	return err;
+}
+
+/**
+ * cowlinkfs_name_gone - was the name removed from the lower directory?
+ * @inode: cowlinkfs inode of a name
+ *
+ * Unlinked or renamed over, through the mount or directly in the lower
+ * directory: its lower dentry is unhashed then, while a rename of the name
+ * only moves it.
+ *
+ * Return: true if the name is gone.
+ */
+bool cowlinkfs_name_gone(struct inode *inode)
+{
+	bool gone;
+
+	rcu_read_lock();
+	gone = d_unhashed(cowlinkfs_lower_peek(inode));
+	rcu_read_unlock();
+	return gone;
+}
+
+/**
+ * cowlinkfs_copy_unlinked - a private copy for a writer whose name is gone
+ * @inode: cowlinkfs inode of the name, which was unlinked or renamed over
+ *	   through the mount after the writer looked it up
+ * @real: the writer's lower file, on the inode the name had
+ * @cred: the writer's credentials, for its file on the copy
+ *
+ * A write-only descriptor breaks the link at its first write, and an
+ * O_RDWR open breaks it at open, each some time after the name was looked
+ * up (see struct cowlinkfs_file).  If the name went away in between, there
+ * is no name to put a copy at, but the inode may still have other names,
+ * which must keep their bytes.  The writer gets an unnamed copy of its
+ * own, which goes away at its last close, as the unlinked name would have.
+ *
+ * Return: the writer's new lower file, NULL if it may go on with @real
+ * (no other name is left to protect, or the file is not COW), or an
+ * ERR_PTR().
+ */
+struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
+				     const struct cred *cred)
+{
+	struct cowlinkfs_inode *ci = CLI(inode);
+	struct super_block *sb = inode->i_sb;
+	struct vfsmount *mnt = CLSB(sb)->lower_mnt;
+	struct inode *rinode = file_inode(real);
+	const struct cred *old_cred;
+	struct file *copy, *file;
+	int err;
+
+	if (rinode->i_nlink == 0)
+		return NULL;
+	err = cowlinkfs_is_cow(inode);
+	if (err <= 0)
+		return ERR_PTR(err);
+	if (IS_APPEND(rinode) || IS_IMMUTABLE(rinode))
+		return ERR_PTR(-EPERM);
+	if (IS_ENCRYPTED(rinode))
+		return ERR_PTR(-EXDEV);
+
+	err = mnt_want_write(mnt);
+	if (err)
+		return ERR_PTR(err);
+	err = mutex_lock_killable(&ci->break_mutex);
+	if (err)
+		goto out_drop;
+	old_cred = cowlinkfs_override_creds(sb);
+	err = cowlinkfs_make_copy(sb, &real->f_path, LLONG_MAX, &copy);
+	revert_creds(old_cred);
+	mutex_unlock(&ci->break_mutex);
+	if (err)
+		goto out_drop;
+	/* The writer's own access, on the copy. */
+	file = dentry_open(&copy->f_path, real->f_flags, cred);
+	fput(copy);
+	mnt_drop_write(mnt);
+	return file;
+
+out_drop:
+	mnt_drop_write(mnt);
+	return ERR_PTR(err);
 }
 
 /* Has the name's lower inode a single link?  Peeks at the lower dentry. */
@@ -386,27 +622,57 @@ static bool cowlinkfs_single_link(struct inode *inode)
 	return ret;
 }
 
+/*
+ * Does the name need a break now?  Under break_mutex.  An append-only or
+ * immutable inode cannot lose a name to a rename, so no copy is attempted:
+ * the change is refused with EPERM, as the lower fs refuses it.
+ */
+static int cowlinkfs_needs_break(struct inode *inode)
+{
+	struct inode *real = cowlinkfs_lower_inode(inode);
+	int cow;
+
+	if (real->i_nlink <= 1)
+		return 0;
+	cow = cowlinkfs_is_cow(inode);
+	if (cow <= 0)
+		return cow;
+	if (IS_APPEND(real) || IS_IMMUTABLE(real))
+		return -EPERM;
+	/*
+	 * The work directory is not encrypted: a copy made there would
+	 * write the file's plaintext, and could not be renamed back.
+	 */
+	if (IS_ENCRYPTED(real))
+		return -EXDEV;
+	return 1;
+}
+
 /**
- * cowlinkfs_break - give a name its own copy before it is modified
+ * cowlinkfs_break_size - give a name its own copy before it is modified
  * @dentry: cowlinkfs dentry about to be written to or changed
+ * @size: the size the change leaves the file (a truncation), LLONG_MAX if
+ *	  it keeps all of it: only that much is copied
  *
  * Called after the caller's permission to make the change was checked, so
  * a refused caller never causes a copy.  Costs nothing for files that are
  * not COW or have a single link.  The copy is made with the mounter's
- * credentials and given the file's owner, mode, times, xattrs and flags.
- * Racing breaks of one name are serialised and make a single copy; the
- * other names of the file keep the old inode.  On any error (ENOSPC,
- * EDQUOT, EIO, a fatal signal) the name still holds the old inode and the
- * unnamed temp file just goes away.
+ * credentials, as the file's owner (see cowlinkfs_copy_creds()), and given
+ * the file's owner, mode, times, xattrs and flags.  Racing breaks of one
+ * name are serialised and make a single copy; the other names of the file
+ * keep the old inode.  On any error (ENOSPC, EDQUOT, EIO, a fatal signal)
+ * the name still holds the old inode and the unnamed temp file just goes
+ * away.
  *
  * Return: 0 or a negative errno.
  */
-int cowlinkfs_break(struct dentry *dentry)
+int cowlinkfs_break_size(struct dentry *dentry, loff_t size)
 {
 	struct inode *inode = d_inode(dentry);
 	struct cowlinkfs_inode *ci = CLI(inode);
 	struct vfsmount *mnt = CLSB(inode->i_sb)->lower_mnt;
 	const struct cred *old_cred;
+	int tries = 0;
 	int err;
 
 	if (!S_ISREG(inode->i_mode))
@@ -421,27 +687,48 @@ int cowlinkfs_break(struct dentry *dentry)
 		smp_rmb();
 		if (likely(!test_bit_acquire(CLI_BREAKING, &ci->state)))
 			return 0;
-	} else if (!cowlinkfs_is_cow(inode)) {
-		return 0;
+	} else {
+		err = cowlinkfs_is_cow(inode);
+		if (err <= 0)
+			return err;
 	}
 
 	err = mnt_want_write(mnt);
 	if (err)
 		return err;
-	mutex_lock(&ci->break_mutex);
+	err = mutex_lock_killable(&ci->break_mutex);
+	if (err)
+		goto out_drop;
 	/* Someone else may have broken this name while we waited. */
-	if (cowlinkfs_lower_inode(inode)->i_nlink > 1 &&
-	    cowlinkfs_is_cow(inode)) {
+	err = cowlinkfs_needs_break(inode);
+	if (err > 0) {
 		set_bit(CLI_BREAKING, &ci->state);
 		/* Set before the rename drops the old inode's link count. */
 		smp_mb__after_atomic();
 		old_cred = cowlinkfs_override_creds(inode->i_sb);
-		err = cowlinkfs_do_break(inode);
+		/*
+		 * A rename of the name through the mount may move it to
+		 * another directory while the copy is made: make it again
+		 * for the new place.  If the name was removed, there is
+		 * nothing to put the copy at: ESTALE, and the callers
+		 * that have a file give it an unnamed copy instead.
+		 */
+		do {
+			err = cowlinkfs_do_break(inode, size);
+		} while (err == -ESTALE && !cowlinkfs_name_gone(inode) &&
+			 ++tries < 3);
 		revert_creds(old_cred);
 		/* Release: the new ci->lower is seen before the clear bit. */
 		clear_bit_unlock(CLI_BREAKING, &ci->state);
 	}
 	mutex_unlock(&ci->break_mutex);
+out_drop:
 	mnt_drop_write(mnt);
 	return err;
+}
+
+/* cowlinkfs_break_size() for a change that keeps all of the file. */
+int cowlinkfs_break(struct dentry *dentry)
+{
+	return cowlinkfs_break_size(dentry, LLONG_MAX);
 }

@@ -6,6 +6,7 @@
  * cowlinks patch, and the work directory that link breaks go through.
  */
 
+#include <linux/error-injection.h>
 #include <linux/fs.h>
 #include <linux/file.h>
 #include <linux/list.h>
@@ -19,49 +20,49 @@
  * cowlinkfs_get_cow - is the COW flag set on an inode?
  * @inode: cowlinkfs inode
  *
- * The flag is read from the lower inode once and cached; it is changed only
- * through cowlinkfs_set_cow() and copied along by a link break, so the
- * cache stays right.  Changing the xattr directly in the lower directory
- * is seen when the inode is next instantiated.
+ * The flag belongs to the lower inode, which every unbroken name of a file
+ * shares, while each name has a cowlinkfs inode of its own: a change made
+ * through one name must be seen through all the others at once.  So the
+ * flag is not cached here but read from the lower inode every time;
+ * __vfs_getxattr() of an in-inode xattr costs little next to a link, a
+ * create or a break, the only callers that need it.
  *
- * Return: the flag.
+ * A failure to read it (ENOMEM, EIO) is an error, not "no flag": taken
+ * for one, it would let a write through to every name.
+ *
+ * Return: 1 if set, 0 if not, or a negative errno.
  */
-bool cowlinkfs_get_cow(struct inode *inode)
+int cowlinkfs_get_cow(struct inode *inode)
 {
-	struct cowlinkfs_inode *ci = CLI(inode);
 	struct path lowerpath;
 	char val;
 	ssize_t res;
-
-	if (test_bit(CLI_COW_KNOWN, &ci->state))
-		return test_bit(CLI_COW, &ci->state);
 
 	cowlinkfs_lower_path(inode, &lowerpath);
 	/* Not vfs_getxattr(): trusted.* is ours to read whoever asks. */
 	res = __vfs_getxattr(lowerpath.dentry, d_inode(lowerpath.dentry),
 			     COWLINKFS_XATTR_COW, &val, 1);
 	path_put(&lowerpath);
-	if (res == 1 && val == '1')
-		set_bit(CLI_COW, &ci->state);
-	else
-		clear_bit(CLI_COW, &ci->state);
-	set_bit(CLI_COW_KNOWN, &ci->state);
-	return test_bit(CLI_COW, &ci->state);
+	if (res == -ENODATA || res == -EOPNOTSUPP || res == -ERANGE)
+		return 0;
+	if (res < 0)
+		return res;
+	return res == 1 && val == '1';
 }
 
 /**
  * cowlinkfs_is_cow - do writes to this inode break its links?
  * @inode: cowlinkfs inode
  *
- * Return: true for regular files that carry the flag, or for every regular
- * file on a cow=all mount.
+ * Return: 1 for regular files that carry the flag, or for every regular
+ * file on a cow=all mount, 0 for others, or a negative errno.
  */
-bool cowlinkfs_is_cow(struct inode *inode)
+int cowlinkfs_is_cow(struct inode *inode)
 {
 	if (!S_ISREG(inode->i_mode))
-		return false;
-	if (CLSB(inode->i_sb)->cow_mode == COWLINKFS_COW_ALL)
-		return true;
+		return 0;
+	if (READ_ONCE(CLSB(inode->i_sb)->cow_mode) == COWLINKFS_COW_ALL)
+		return 1;
 	return cowlinkfs_get_cow(inode);
 }
 
@@ -79,17 +80,19 @@ static int cowlinkfs_write_flag(struct dentry *lower, bool on)
 
 /**
  * cowlinkfs_set_cow - set or clear the COW flag (COWLINK_IOC_SETCOW)
- * @inode: cowlinkfs inode of a regular file or directory
+ * @file: cowlinkfs file or directory the ioctl came through
  * @on: the new value
  *
- * Like chattr, this needs ownership or CAP_FOWNER; the patch had no check.
- * A multi-link file that is open for writing cannot become COW: its
- * writers already share the one inode (ETXTBSY).
+ * Like chattr, this needs ownership or CAP_FOWNER (the patch had no
+ * check) and write access to the mount: a read-only mount or bind mount
+ * of cowlinkfs gives EROFS.  A multi-link file that is open for writing
+ * cannot become COW: its writers already share the one inode (ETXTBSY).
  *
  * Return: 0 or a negative errno.
  */
-int cowlinkfs_set_cow(struct inode *inode, bool on)
+int cowlinkfs_set_cow(struct file *file, bool on)
 {
+	struct inode *inode = file_inode(file);
 	struct cowlinkfs_inode *ci = CLI(inode);
 	struct vfsmount *mnt = CLSB(inode->i_sb)->lower_mnt;
 	const struct cred *old_cred;
@@ -102,9 +105,12 @@ int cowlinkfs_set_cow(struct inode *inode, bool on)
 	if (!inode_owner_or_capable(&init_user_ns, inode))
 		return -EPERM;
 
-	err = mnt_want_write(mnt);
+	err = mnt_want_write_file(file);
 	if (err)
 		return err;
+	err = mnt_want_write(mnt);
+	if (err)
+		goto out_drop_file;
 	mutex_lock(&ci->break_mutex);
 	cowlinkfs_lower_path(inode, &lowerpath);
 	real = d_inode(lowerpath.dentry);
@@ -116,16 +122,11 @@ int cowlinkfs_set_cow(struct inode *inode, bool on)
 		err = cowlinkfs_write_flag(lowerpath.dentry, on);
 		revert_creds(old_cred);
 	}
-	if (!err) {
-		if (on)
-			set_bit(CLI_COW, &ci->state);
-		else
-			clear_bit(CLI_COW, &ci->state);
-		set_bit(CLI_COW_KNOWN, &ci->state);
-	}
 	path_put(&lowerpath);
 	mutex_unlock(&ci->break_mutex);
 	mnt_drop_write(mnt);
+out_drop_file:
+	mnt_drop_write_file(file);
 	cowlinkfs_copyattr(inode);
 	return err;
 }
@@ -137,18 +138,21 @@ int cowlinkfs_set_cow(struct inode *inode, bool on)
  *
  * Return: 0 or a negative errno.
  */
-int cowlinkfs_inherit_cow(struct inode *dir, struct dentry *lower)
+noinline int cowlinkfs_inherit_cow(struct inode *dir, struct dentry *lower)
 {
 	const struct cred *old_cred;
 	int err;
 
-	if (!cowlinkfs_get_cow(dir))
-		return 0;
+	err = cowlinkfs_get_cow(dir);
+	if (err <= 0)
+		return err;
 	old_cred = cowlinkfs_override_creds(dir->i_sb);
 	err = cowlinkfs_write_flag(lower, true);
 	revert_creds(old_cred);
 	return err;
 }
+
+ALLOW_ERROR_INJECTION(cowlinkfs_inherit_cow, ERRNO);
 
 /**
  * cowlinkfs_check_link - may @inode get a new name in @dir?
@@ -164,14 +168,29 @@ int cowlinkfs_inherit_cow(struct inode *dir, struct dentry *lower)
  */
 int cowlinkfs_check_link(struct inode *inode, struct inode *dir)
 {
+	int cow, dcow;
+	bool busy;
+
 	if (!S_ISREG(inode->i_mode))
 		return 0;
-	if (CLSB(inode->i_sb)->cow_mode == COWLINKFS_COW_FLAG &&
-	    cowlinkfs_get_cow(inode) != cowlinkfs_get_cow(dir))
-		return -EMLINK;
-	if (cowlinkfs_is_cow(inode) &&
-	    inode_is_open_for_write(cowlinkfs_lower_inode(inode)))
-		return -ETXTBSY;
+	cow = cowlinkfs_is_cow(inode);
+	if (cow < 0)
+		return cow;
+	if (READ_ONCE(CLSB(inode->i_sb)->cow_mode) == COWLINKFS_COW_FLAG) {
+		dcow = cowlinkfs_get_cow(dir);
+		if (dcow < 0)
+			return dcow;
+		if (cow != dcow)
+			return -EMLINK;
+	}
+	if (cow) {
+		/* A racing break may drop the old lower dentry: RCU frees it. */
+		rcu_read_lock();
+		busy = inode_is_open_for_write(cowlinkfs_lower_inode(inode));
+		rcu_read_unlock();
+		if (busy)
+			return -ETXTBSY;
+	}
 	return 0;
 }
 
@@ -188,20 +207,26 @@ int cowlinkfs_check_link(struct inode *inode, struct inode *dir)
  * !S_ISREG || !S_ISDIR, which is true for everything, and so refused all
  * of them.)
  *
- * Return: 0 or -EMLINK.
+ * Return: 0, -EMLINK or another negative errno.
  */
 int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
 			   struct inode *new_dir)
 {
+	int cow, dcow;
+
 	if (!inode || old_dir == new_dir)
 		return 0;
 	if (!S_ISREG(inode->i_mode) && !S_ISDIR(inode->i_mode))
 		return 0;
-	if (CLSB(inode->i_sb)->cow_mode == COWLINKFS_COW_ALL)
+	if (READ_ONCE(CLSB(inode->i_sb)->cow_mode) == COWLINKFS_COW_ALL)
 		return 0;
-	if (cowlinkfs_get_cow(inode) != cowlinkfs_get_cow(new_dir))
-		return -EMLINK;
-	return 0;
+	cow = cowlinkfs_get_cow(inode);
+	if (cow < 0)
+		return cow;
+	dcow = cowlinkfs_get_cow(new_dir);
+	if (dcow < 0)
+		return dcow;
+	return cow == dcow ? 0 : -EMLINK;
 }
 
 struct cowlinkfs_name {

@@ -40,17 +40,15 @@ enum cowlinkfs_cow_mode {
 };
 
 struct cowlinkfs_sb_info {
-	struct vfsmount *lower_mnt;	/* private clone of the lower mount */
+	struct vfsmount *lower_mnt;	/* the mount of the lower directory */
 	struct path lower_root;
 	struct dentry *workdir;		/* NULL on a read-only lower fs */
-	const struct cred *creator_cred; /* credentials for private work */
+	const struct cred *creator_cred; /* the mounter's, for private work */
 	enum cowlinkfs_cow_mode cow_mode;
 };
 
 /* Bits of cowlinkfs_inode::state */
 enum {
-	CLI_COW_KNOWN,		/* CLI_COW is valid (flag read from lower) */
-	CLI_COW,		/* the COW flag is set */
 	CLI_BREAKING,		/* a link break is under way, under break_mutex */
 };
 
@@ -86,6 +84,8 @@ struct cowlinkfs_inode {
  * @pending: regular file opened for writing and not yet changed: the
  *	     first change breaks the link if needed and moves @real onto
  *	     the name's current lower inode
+ * @deny_write: opened to be executed: writers of the lower inode are
+ *		denied (ETXTBSY) through every name until release
  *
  * The link of a file opened write-only is broken at its first change, not
  * at open: editors such as vim open O_WRONLY, compare st_ino from fstat()
@@ -98,6 +98,7 @@ struct cowlinkfs_file {
 	struct file *stale;
 	spinlock_t lock;		/* serialises replacing @real */
 	bool pending;
+	bool deny_write;
 };
 
 static inline struct cowlinkfs_file *CLF(const struct file *file)
@@ -136,6 +137,7 @@ const struct cred *cowlinkfs_override_creds(struct super_block *sb);
 /* inode.c */
 void cowlinkfs_lower_path(const struct inode *inode, struct path *path);
 struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower);
+void cowlinkfs_copyflags(struct inode *inode, const struct inode *real);
 void cowlinkfs_copyattr(struct inode *inode);
 int cowlinkfs_getattr(struct user_namespace *mnt_userns,
 		      const struct path *path, struct kstat *stat,
@@ -167,19 +169,25 @@ int cowlinkfs_release(struct inode *inode, struct file *file);
 loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence);
 int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+long cowlinkfs_compat_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg);
 
 /* readdir.c */
 extern const struct file_operations cowlinkfs_dir_fops;
 
 /* cow.c */
-bool cowlinkfs_get_cow(struct inode *inode);
-bool cowlinkfs_is_cow(struct inode *inode);
-int cowlinkfs_set_cow(struct inode *inode, bool on);
+int cowlinkfs_get_cow(struct inode *inode);
+int cowlinkfs_is_cow(struct inode *inode);
+int cowlinkfs_set_cow(struct file *file, bool on);
 int cowlinkfs_inherit_cow(struct inode *dir, struct dentry *lower);
 int cowlinkfs_check_link(struct inode *inode, struct inode *dir);
 int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
 			   struct inode *new_dir);
+int cowlinkfs_break_size(struct dentry *dentry, loff_t size);
 int cowlinkfs_break(struct dentry *dentry);
+bool cowlinkfs_name_gone(struct inode *inode);
+struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
+				     const struct cred *cred);
 int cowlinkfs_clean_workdir(struct super_block *sb);
 
 #endif /* _COWLINKFS_H */

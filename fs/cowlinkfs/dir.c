@@ -45,28 +45,46 @@ static int cowlinkfs_same_name(struct dentry *lower, struct dentry *dentry)
  * through the mount.  Positive dentries stay valid while their lower dentry
  * still sits at the same name in the lower directory of our parent;
  * negative dentries are not kept at all (see cowlinkfs_d_delete()).
+ *
+ * The lower dentries are peeked at without a reference, also in ref-walk:
+ * a racing break may drop the old one, which RCU keeps until we are done.
  */
 static int cowlinkfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 {
-	struct inode *inode, *pinode;
+	struct inode *inode, *pinode, *real;
 	struct dentry *lower, *parent;
+	int ret;
 
+	rcu_read_lock();
 	inode = d_inode_rcu(dentry);
-	if (!inode)
-		return 0;
+	if (!inode) {
+		ret = 0;
+		goto out;
+	}
 	lower = cowlinkfs_lower_peek(inode);
 	parent = READ_ONCE(dentry->d_parent);
 	pinode = d_inode_rcu(parent);
-	if (!lower || !pinode)
-		return flags & LOOKUP_RCU ? -ECHILD : 0;
+	if (!lower || !pinode) {
+		ret = flags & LOOKUP_RCU ? -ECHILD : 0;
+		goto out;
+	}
 	if (d_unhashed(lower) ||
-	    READ_ONCE(lower->d_parent) != cowlinkfs_lower_peek(pinode))
-		return 0;
+	    READ_ONCE(lower->d_parent) != cowlinkfs_lower_peek(pinode)) {
+		ret = 0;
+		goto out;
+	}
+	/* A flag set through another name holds through this one too. */
+	real = d_inode_rcu(lower);
+	if (real)
+		cowlinkfs_copyflags(inode, real);
 	/* A rename within the lower directory keeps the parent. */
 	if (flags & LOOKUP_RCU)
-		return READ_ONCE(lower->d_name.len) == dentry->d_name.len ?
-		       1 : 0;
-	return cowlinkfs_same_name(lower, dentry);
+		ret = READ_ONCE(lower->d_name.len) == dentry->d_name.len;
+	else
+		ret = cowlinkfs_same_name(lower, dentry);
+out:
+	rcu_read_unlock();
+	return ret;
 }
 
 static int cowlinkfs_d_delete(const struct dentry *dentry)
@@ -186,8 +204,17 @@ static int cowlinkfs_create_object(struct inode *dir, struct dentry *dentry,
 		err = vfs_mknod(&init_user_ns, ldir, lower, mode, rdev);
 		break;
 	}
-	if (!err && (S_ISREG(mode) || S_ISDIR(mode)))
+	if (!err && (S_ISREG(mode) || S_ISDIR(mode))) {
 		err = cowlinkfs_inherit_cow(dir, lower);
+		/*
+		 * An object without the flag its directory gives must not
+		 * stay behind a failed create(2), nor make a retry EEXIST.
+		 */
+		if (err && S_ISDIR(mode))
+			vfs_rmdir(&init_user_ns, ldir, lower);
+		else if (err)
+			vfs_unlink(&init_user_ns, ldir, lower, NULL);
+	}
 	if (!err)
 		err = cowlinkfs_instantiate(dir, dentry, lower);
 	cowlinkfs_unlock(dir, lower);

@@ -9,9 +9,14 @@
 
 #include <linux/fs.h>
 #include <linux/file.h>
+#include <linux/compat.h>
 #include <linux/fadvise.h>
+#include <linux/fscrypt.h>
+#include <linux/fsmap.h>
+#include <linux/fsverity.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/uaccess.h>
@@ -36,8 +41,9 @@ static struct file *cowlinkfs_open_real(struct file *file)
 	struct file *real;
 
 	cowlinkfs_lower_path(file_inode(file), &lowerpath);
+	/* The opener's credentials, also when a later writer reopens. */
 	real = dentry_open(&lowerpath, file->f_flags & ~COWLINKFS_OPEN_MASK,
-			   current_cred());
+			   file->f_cred);
 	path_put(&lowerpath);
 	return real;
 }
@@ -57,12 +63,28 @@ static int cowlinkfs_prepare_write(struct file *file)
 	struct cowlinkfs_file *cf = CLF(file);
 	struct inode *inode = file_inode(file);
 	struct file *real;
+	bool moved;
 	int err;
 
 	/* Pairs with the release below: a clear @pending means a final @real. */
 	if (likely(!smp_load_acquire(&cf->pending)))
 		return 0;
+	/*
+	 * Checked after the break too: a break finds nothing to do once an
+	 * unlink of the name leaves the inode one link, which is another
+	 * name's.  Once the check passes, the inode is this name's alone.
+	 */
 	err = cowlinkfs_break(file_dentry(file));
+	if (!err && cowlinkfs_name_gone(inode))
+		err = -ESTALE;
+	if (err == -ESTALE && cowlinkfs_name_gone(inode)) {
+		/* The name was unlinked or renamed over since open(). */
+		real = cowlinkfs_copy_unlinked(inode, cowlinkfs_real(file),
+					       file->f_cred);
+		if (IS_ERR(real))
+			return PTR_ERR(real);
+		goto swap;
+	}
 	if (err)
 		return err;
 
@@ -71,11 +93,15 @@ static int cowlinkfs_prepare_write(struct file *file)
 	 * the lower inode: follow the name even if we copied nothing.
 	 */
 	real = NULL;
-	if (file_inode(cowlinkfs_real(file)) != cowlinkfs_lower_inode(inode)) {
+	rcu_read_lock();
+	moved = file_inode(cowlinkfs_real(file)) != cowlinkfs_lower_inode(inode);
+	rcu_read_unlock();
+	if (moved) {
 		real = cowlinkfs_open_real(file);
 		if (IS_ERR(real))
 			return PTR_ERR(real);
 	}
+swap:
 	spin_lock(&cf->lock);
 	if (cf->pending) {
 		if (real && file_inode(cf->real) != file_inode(real)) {
@@ -94,35 +120,117 @@ static int cowlinkfs_prepare_write(struct file *file)
 	return 0;
 }
 
-/* Regular files and directories; only regular files break links. */
+/*
+ * Must the name be broken (again) before its lower file is opened for
+ * writing?  The name has other links and is COW: 1, 0 or a negative errno.
+ */
+static int cowlinkfs_shared_cow(struct inode *inode)
+{
+	bool shared;
+
+	if (!S_ISREG(inode->i_mode))
+		return 0;
+	/* A break may drop the old lower dentry meanwhile; RCU frees it. */
+	rcu_read_lock();
+	shared = READ_ONCE(cowlinkfs_lower_inode(inode)->i_nlink) > 1;
+	rcu_read_unlock();
+	return shared ? cowlinkfs_is_cow(inode) : 0;
+}
+
+/**
+ * cowlinkfs_open - open a regular file or directory
+ * @inode: cowlinkfs inode
+ * @file: cowlinkfs file
+ *
+ * The caller passed may_open() on our inode already, so a copy is made
+ * only for someone allowed to write.  O_TRUNC changes the file right away,
+ * and O_RDWR allows a shared writable mmap, whose ->mmap cannot make a
+ * copy: those break at open.  O_WRONLY opens break at their first change
+ * (see struct cowlinkfs_file), but for one of a running program's names:
+ * the program denies writers on the lower inode (ETXTBSY), and the writer
+ * gets its own copy at once instead, as cowlinks should.
+ *
+ * A break at open is made before the lower file takes write access; in
+ * between, link() or COWLINK_IOC_SETCOW through another name can make the
+ * inode COW with other names again.  Once write access is held those are
+ * refused (ETXTBSY), so checking again after the lower open closes the
+ * window.  An exec open denies writers on the lower inode too, so that
+ * the program is safe from writers through every name.
+ *
+ * Return: 0 or a negative errno.
+ */
 int cowlinkfs_open(struct inode *inode, struct file *file)
 {
+	bool writer = S_ISREG(inode->i_mode) && (file->f_mode & FMODE_WRITE);
+	bool break_now = (file->f_flags & O_TRUNC) ||
+			 (file->f_mode & (FMODE_READ | FMODE_WRITE)) ==
+			 (FMODE_READ | FMODE_WRITE);
+	bool unlinked = false;
 	struct cowlinkfs_file *cf;
-	struct file *realfile;
+	struct file *realfile, *copy;
 	int err;
 
-	/*
-	 * The caller passed may_open() on our inode already, so a copy is
-	 * made only for someone allowed to write.  O_TRUNC changes the file
-	 * right away, and O_RDWR allows a shared writable mmap, whose
-	 * ->mmap cannot make a copy: those break at open.  O_WRONLY opens
-	 * break at their first change (see struct cowlinkfs_file).
-	 */
-	if ((file->f_flags & O_TRUNC) ||
-	    (file->f_mode & (FMODE_READ | FMODE_WRITE)) ==
-	    (FMODE_READ | FMODE_WRITE)) {
-		err = cowlinkfs_break(file_dentry(file));
-		if (err)
+	for (;;) {
+		if (break_now && !unlinked) {
+			/* O_TRUNC: nothing of the old bytes is kept. */
+			err = cowlinkfs_break_size(file_dentry(file),
+						   file->f_flags & O_TRUNC ?
+						   0 : LLONG_MAX);
+			/* Removed since the lookup: see below. */
+			if (!err && writer && cowlinkfs_name_gone(inode))
+				err = -ESTALE;
+			unlinked = err == -ESTALE &&
+				   cowlinkfs_name_gone(inode);
+			if (err && !unlinked)
+				return err;
+		}
+		realfile = cowlinkfs_open_real(file);
+		if (IS_ERR(realfile)) {
+			err = PTR_ERR(realfile);
+			if (err == -ETXTBSY && writer && !break_now &&
+			    cowlinkfs_shared_cow(inode) > 0) {
+				break_now = true;
+				continue;
+			}
 			return err;
+		}
+		err = break_now && writer && !unlinked ?
+		      cowlinkfs_shared_cow(inode) : 0;
+		if (!err)
+			break;
+		fput(realfile);
+		if (err < 0)
+			return err;
+		if (fatal_signal_pending(current))
+			return -EINTR;
 	}
 
+	/*
+	 * The name was unlinked or renamed over since it was looked up:
+	 * there is no name to give a copy, so the opener gets one of its
+	 * own, unnamed, if other names still share the inode.
+	 */
+	if (unlinked && writer) {
+		copy = cowlinkfs_copy_unlinked(inode, realfile, current_cred());
+		if (IS_ERR(copy)) {
+			fput(realfile);
+			return PTR_ERR(copy);
+		}
+		if (copy) {
+			fput(realfile);
+			realfile = copy;
+		}
+	}
+
+	err = -ENOMEM;
 	cf = kzalloc(sizeof(*cf), GFP_KERNEL);
 	if (!cf)
-		return -ENOMEM;
-	realfile = cowlinkfs_open_real(file);
-	if (IS_ERR(realfile)) {
-		kfree(cf);
-		return PTR_ERR(realfile);
+		goto out_fput;
+	if (file->f_flags & __FMODE_EXEC) {
+		err = deny_write_access(realfile);
+		if (err)
+			goto out_free;
+		cf->deny_write = true;
 	}
 	spin_lock_init(&cf->lock);
 	cf->real = realfile;
@@ -132,17 +240,25 @@ int cowlinkfs_open(struct inode *inode, struct file *file)
 	 * inode above and its link count reaching one, leaving @realfile on
 	 * the inode the other names keep.  The first change checks again.
 	 */
-	cf->pending = (file->f_mode & FMODE_WRITE) && S_ISREG(inode->i_mode);
+	cf->pending = writer;
 	file->private_data = cf;
 	file->f_mode |= realfile->f_mode & FMODE_CAN_ODIRECT;
 	cowlinkfs_copyattr(inode);
 	return 0;
+
+out_free:
+	kfree(cf);
+out_fput:
+	fput(realfile);
+	return err;
 }
 
 int cowlinkfs_release(struct inode *inode, struct file *file)
 {
 	struct cowlinkfs_file *cf = CLF(file);
 
+	if (cf->deny_write)
+		allow_write_access(cf->real);
 	fput(cf->real);
 	if (cf->stale)
 		fput(cf->stale);
@@ -168,6 +284,48 @@ loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)
 	return ret;
 }
 
+/* What fcntl(F_SETFL) can change after open, and the lower file must follow. */
+#define COWLINKFS_SETFL_MASK (O_APPEND | O_NONBLOCK | O_NDELAY | O_DIRECT | \
+			      O_NOATIME)
+
+/**
+ * cowlinkfs_real_io - the lower file, with the flags of ours
+ * @file: cowlinkfs file about to be read or written
+ *
+ * fcntl(F_SETFL) changes the flags of our file only, but the lower fs
+ * takes O_APPEND, O_DIRECT, O_NONBLOCK and O_NOATIME from its own: take
+ * them down before the lower file is used, as ovl_change_flags() does.
+ * Without this, O_APPEND set after open would be ignored and the writes
+ * would overwrite data.
+ *
+ * Return: the lower file or an ERR_PTR().
+ */
+static struct file *cowlinkfs_real_io(struct file *file)
+{
+	struct file *real = cowlinkfs_real(file);
+	unsigned int flags = READ_ONCE(file->f_flags) & COWLINKFS_SETFL_MASK;
+	int err;
+
+	if (likely(flags == (READ_ONCE(real->f_flags) & COWLINKFS_SETFL_MASK)))
+		return real;
+	/* fcntl() checked a flag set through another name on a stale inode. */
+	if (!(flags & O_APPEND) && IS_APPEND(file_inode(real)))
+		return ERR_PTR(-EPERM);
+	if ((flags & O_DIRECT) && !(real->f_mode & FMODE_CAN_ODIRECT))
+		return ERR_PTR(-EINVAL);
+	if (real->f_op->check_flags) {
+		err = real->f_op->check_flags(flags);
+		if (err)
+			return ERR_PTR(err);
+	}
+	spin_lock(&real->f_lock);
+	real->f_flags = (real->f_flags & ~COWLINKFS_SETFL_MASK) | flags;
+	real->f_iocb_flags = iocb_flags(real);
+	spin_unlock(&real->f_lock);
+	return real;
+}
+
+/* Every RWF_* flag the caller gave, for the lower file's kiocb. */
 static rwf_t cowlinkfs_iocb_to_rwf(int ifl)
 {
 	rwf_t flags = 0;
@@ -180,6 +338,8 @@ static rwf_t cowlinkfs_iocb_to_rwf(int ifl)
 		flags |= RWF_DSYNC;
 	if (ifl & IOCB_SYNC)
 		flags |= RWF_SYNC;
+	if (ifl & IOCB_APPEND)
+		flags |= RWF_APPEND;
 	return flags;
 }
 
@@ -189,10 +349,16 @@ static rwf_t cowlinkfs_iocb_to_rwf(int ifl)
  */
 static ssize_t cowlinkfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
+	struct file *realfile;
+
 	if (!iov_iter_count(iter))
 		return 0;
-	return vfs_iter_read(cowlinkfs_real(iocb->ki_filp), iter, &iocb->ki_pos,
-			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
+	realfile = cowlinkfs_real_io(iocb->ki_filp);
+	if (IS_ERR(realfile))
+		return PTR_ERR(realfile);
+	return vfs_iter_read(realfile, iter, &iocb->ki_pos,
+			     cowlinkfs_iocb_to_rwf(iocb->ki_flags &
+						   ~IOCB_APPEND));
 }
 
 static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
@@ -206,7 +372,9 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	ret = cowlinkfs_prepare_write(file);
 	if (ret)
 		return ret;
-	realfile = cowlinkfs_real(file);
+	realfile = cowlinkfs_real_io(file);
+	if (IS_ERR(realfile))
+		return PTR_ERR(realfile);
 	file_start_write(realfile);
 	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
 			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
@@ -255,6 +423,9 @@ static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 	struct file *realfile;
 	long ret;
 
+	/* A lower fs without fallocate (ext2) refuses it: copy nothing. */
+	if (!cowlinkfs_real(file)->f_op->fallocate)
+		return -EOPNOTSUPP;
 	ret = cowlinkfs_prepare_write(file);
 	if (ret)
 		return ret;
@@ -311,6 +482,90 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
 	return ret;
 }
 
+/* XFS_IOC_GOINGDOWN and EXT4_IOC_SHUTDOWN: an _IOR that writes. */
+#define COWLINKFS_IOC_SHUTDOWN	_IOR('X', 125, __u32)
+
+/*
+ * Lower ioctls that only read: by convention those that only copy data
+ * out (_IOC_READ), and a few known ones that copy in their arguments.  Any
+ * other one may change the file.
+ */
+static bool cowlinkfs_ioctl_reads_only(unsigned int cmd)
+{
+	switch (cmd) {
+	case COWLINKFS_IOC_SHUTDOWN:
+		return false;
+	case FS_IOC_GETFSMAP:
+	case FS_IOC_GET_ENCRYPTION_POLICY:
+	case FS_IOC_GET_ENCRYPTION_POLICY_EX:
+	case FS_IOC_GET_ENCRYPTION_KEY_STATUS:
+	case FS_IOC_MEASURE_VERITY:
+	case FS_IOC_READ_VERITY_METADATA:
+		return true;
+	}
+	return _IOC_DIR(cmd) == _IOC_READ;
+}
+
+/*
+ * A read-only descriptor is never moved to a copy: a change through it
+ * must not reach an inode another name has.  Its inode may be the one the
+ * name has now, shared if COW with other links, or one the name left when
+ * it was broken, which belongs to the other names.
+ */
+static int cowlinkfs_ro_fd_shared(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	bool moved;
+	int ret;
+
+	rcu_read_lock();
+	moved = file_inode(cowlinkfs_real(file)) !=
+		cowlinkfs_lower_inode(inode);
+	rcu_read_unlock();
+	ret = moved ? 1 : cowlinkfs_shared_cow(inode);
+	return ret > 0 ? -EBADF : ret;
+}
+
+/*
+ * The lower file's own ioctl.  One that may change the file needs write
+ * access to our mount (EROFS on a read-only mount or bind mount, whatever
+ * the lower mount allows), and is made on the name's own copy: a writer's
+ * link is broken first, and one through a read-only descriptor of a COW
+ * name with other links, which cannot be moved to a copy, gets EBADF.
+ */
+static long cowlinkfs_lower_ioctl(struct file *file, unsigned int cmd,
+				  unsigned long arg, bool compat)
+{
+	struct inode *inode = file_inode(file);
+	struct file *realfile;
+	long ret;
+
+	if (!cowlinkfs_ioctl_reads_only(cmd)) {
+		ret = mnt_want_write_file(file);
+		if (ret)
+			return ret;
+		if (file->f_mode & FMODE_WRITE)
+			ret = cowlinkfs_prepare_write(file);
+		else
+			ret = cowlinkfs_ro_fd_shared(file);
+		if (ret)
+			goto out;
+	}
+	realfile = cowlinkfs_real(file);
+	ret = -ENOIOCTLCMD;
+	if (compat && realfile->f_op->compat_ioctl)
+		ret = realfile->f_op->compat_ioctl(realfile, cmd, arg);
+	else if (!compat && realfile->f_op->unlocked_ioctl)
+		ret = vfs_ioctl(realfile, cmd, arg);
+	if (ret == -ENOIOCTLCMD)
+		ret = -ENOTTY;
+out:
+	if (!cowlinkfs_ioctl_reads_only(cmd))
+		mnt_drop_write_file(file);
+	cowlinkfs_copyattr(inode);
+	return ret;
+}
+
 /**
  * cowlinkfs_ioctl - the COW flag ioctls, and the lower file's own ones
  * @file: a cowlinkfs file or directory
@@ -319,36 +574,42 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
  *
  * FS_IOC_GETFLAGS and friends never get here: the VFS calls our
  * ->fileattr_get/set.  Anything else goes to the lower file, which was
- * opened with the same access mode; a writer's link is broken first.
+ * opened with the same access mode (see cowlinkfs_lower_ioctl()).
  *
  * Return: 0 or the ioctl's result, negative errno on failure.
  */
 long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	int __user *uarg = (int __user *)arg;
-	struct file *realfile;
-	long ret;
 	int val;
 
 	switch (cmd) {
 	case COWLINK_IOC_GETCOW:
 		val = cowlinkfs_get_cow(file_inode(file));
+		if (val < 0)
+			return val;
 		return put_user(val, uarg);
 	case COWLINK_IOC_SETCOW:
 		if (get_user(val, uarg))
 			return -EFAULT;
-		return cowlinkfs_set_cow(file_inode(file), val != 0);
+		return cowlinkfs_set_cow(file, val != 0);
 	}
-	/* The lower fs's own ioctls may change the file: break first. */
-	if (file->f_mode & FMODE_WRITE) {
-		ret = cowlinkfs_prepare_write(file);
-		if (ret)
-			return ret;
+	return cowlinkfs_lower_ioctl(file, cmd, arg, false);
+}
+
+/*
+ * 32-bit callers: our ioctls take a pointer to int, the same in both ABIs;
+ * the lower file's go to its own compat_ioctl, which knows their layout.
+ */
+long cowlinkfs_compat_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	switch (cmd) {
+	case COWLINK_IOC_GETCOW:
+	case COWLINK_IOC_SETCOW:
+		return cowlinkfs_ioctl(file, cmd, (unsigned long)compat_ptr(arg));
 	}
-	realfile = cowlinkfs_real(file);
-	if (!realfile->f_op->unlocked_ioctl)
-		return -ENOTTY;
-	return vfs_ioctl(realfile, cmd, arg);
+	return cowlinkfs_lower_ioctl(file, cmd, arg, true);
 }
 
 const struct file_operations cowlinkfs_file_fops = {
@@ -367,5 +628,5 @@ const struct file_operations cowlinkfs_file_fops = {
 	.copy_file_range	= cowlinkfs_copy_file_range,
 	.remap_file_range	= cowlinkfs_remap_file_range,
 	.unlocked_ioctl		= cowlinkfs_ioctl,
-	.compat_ioctl		= compat_ptr_ioctl,
+	.compat_ioctl		= cowlinkfs_compat_ioctl,
 };

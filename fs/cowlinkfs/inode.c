@@ -11,6 +11,7 @@
 #include <linux/fileattr.h>
 #include <linux/mount.h>
 #include <linux/posix_acl.h>
+#include <linux/posix_acl_xattr.h>
 #include <linux/xattr.h>
 #include "cowlinkfs.h"
 
@@ -34,16 +35,37 @@ void cowlinkfs_lower_path(const struct inode *inode, struct path *path)
 	spin_unlock(&ci->lock);
 }
 
+/**
+ * cowlinkfs_copyflags - copy the inode flags the VFS checks on our inode
+ * @inode: cowlinkfs inode
+ * @real: its lower inode
+ *
+ * Append-only and immutable are checked by the VFS on our inode (may_open(),
+ * notify_change(), may_delete(), vfs_link()), and each name has an inode of
+ * its own: a flag set through one name must hold through every other name
+ * too, so d_revalidate refreshes them on every lookup.  Atomic, as it can
+ * run in RCU walk.
+ */
+void cowlinkfs_copyflags(struct inode *inode, const struct inode *real)
+{
+	unsigned int mask = S_SYNC | S_APPEND | S_IMMUTABLE;
+
+	inode_set_flags(inode, READ_ONCE(real->i_flags) & mask, mask);
+}
+
 /* Copy the attributes the VFS checks on our inode from the lower inode. */
 void cowlinkfs_copyattr(struct inode *inode)
 {
-	struct inode *real = cowlinkfs_lower_inode(inode);
-	unsigned int mask = S_SYNC | S_APPEND | S_IMMUTABLE;
+	struct inode *real;
 
+	/* A racing break may drop the old lower dentry: RCU frees it. */
+	rcu_read_lock();
+	real = cowlinkfs_lower_inode(inode);
 	fsstack_copy_attr_all(inode, real);
 	fsstack_copy_inode_size(inode, real);
 	inode->i_ino = real->i_ino;
-	inode->i_flags = (inode->i_flags & ~mask) | (real->i_flags & mask);
+	cowlinkfs_copyflags(inode, real);
+	rcu_read_unlock();
 }
 
 /*
@@ -148,31 +170,91 @@ int cowlinkfs_getattr(struct user_namespace *mnt_userns,
 	return 0;
 }
 
-/* Would this change to @inode through its name need a private copy first? */
-static bool cowlinkfs_attr_needs_break(struct iattr *attr)
+/*
+ * Would @attr, already allowed by setattr_prepare(), change what a copy
+ * would keep apart from the other names?  chown(f, -1, -1) arrives as
+ * ATTR_CTIME | ATTR_KILL_S*ID, chown to the current owner and chmod to the
+ * current mode as ATTR_UID/ATTR_GID/ATTR_MODE with the values the inode
+ * has: none of them changes anything, so none of them copies.  An
+ * ATTR_KILL_S*ID that has something to kill arrives with ATTR_MODE (see
+ * notify_change()), and ATTR_KILL_PRIV only if security.capability is
+ * there to be removed.
+ */
+static bool cowlinkfs_attr_changes(const struct inode *real,
+				   const struct iattr *attr)
 {
-	return attr->ia_valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE |
-				 ATTR_ATIME | ATTR_MTIME | ATTR_CTIME |
-				 ATTR_KILL_SUID | ATTR_KILL_SGID);
+	unsigned int valid = attr->ia_valid;
+
+	if (valid & (ATTR_SIZE | ATTR_ATIME | ATTR_MTIME | ATTR_KILL_PRIV))
+		return true;
+	if ((valid & ATTR_MODE) && ((attr->ia_mode ^ real->i_mode) & S_IALLUGO))
+		return true;
+	if ((valid & ATTR_UID) && !uid_eq(attr->ia_uid, real->i_uid))
+		return true;
+	if ((valid & ATTR_GID) && !gid_eq(attr->ia_gid, real->i_gid))
+		return true;
+	return false;
 }
 
+/**
+ * cowlinkfs_setattr - change attributes, through a link break if needed
+ * @mnt_userns: user namespace of the mount (always the initial one)
+ * @dentry: cowlinkfs dentry
+ * @attr: the change
+ *
+ * The caller's permission is checked on our inode first, with the
+ * caller's credentials, and only a change that changes something breaks
+ * the link: a refused caller and a no-op never cause a copy.
+ *
+ * ATTR_KILL_PRIV is not handled by our setattr_prepare(): that would
+ * remove security.capability through our xattr handler, with the caller's
+ * credentials (EPERM for an owner without CAP_SETFCAP, though the bare fs
+ * lets its truncate succeed) and before the break, from the inode the
+ * other names share.  It goes down to the lower fs's own notify_change().
+ *
+ * A size change takes write access to the lower inode for its duration,
+ * as overlayfs does, so that truncate(2) through one name of a running
+ * program gets ETXTBSY, as on the lower fs.
+ *
+ * Return: 0 or a negative errno.
+ */
 int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		      struct iattr *attr)
 {
 	struct inode *inode = d_inode(dentry);
 	struct cowlinkfs_sb_info *sbi = CLSB(inode->i_sb);
+	unsigned int killpriv = attr->ia_valid & ATTR_KILL_PRIV;
+	bool size = attr->ia_valid & ATTR_SIZE;
 	struct path lowerpath;
 	struct inode *real;
+	bool changes;
 	int err;
 
-	/* Check permission on our inode before anything is copied. */
+	/*
+	 * Our inode may be stale (an owner, mode or flag changed through
+	 * another name): notify_change() checked it as it was.  Check again
+	 * on fresh attributes, before anything is copied.
+	 */
 	cowlinkfs_copyattr(inode);
-	err = setattr_prepare(&init_user_ns, dentry, attr);
+	err = may_setattr(&init_user_ns, inode, attr->ia_valid);
 	if (err)
 		return err;
+	attr->ia_valid &= ~ATTR_KILL_PRIV;
+	err = setattr_prepare(&init_user_ns, dentry, attr);
+	attr->ia_valid |= killpriv;
+	if (err)
+		return err;
+	/* Append-only holds through every name and every open descriptor. */
+	if (size && IS_APPEND(inode))
+		return -EPERM;
 
-	if (cowlinkfs_attr_needs_break(attr)) {
-		err = cowlinkfs_break(dentry);
+	cowlinkfs_lower_path(inode, &lowerpath);
+	changes = cowlinkfs_attr_changes(d_inode(lowerpath.dentry), attr);
+	path_put(&lowerpath);
+	if (changes) {
+		/* A truncation copies only what it keeps. */
+		err = cowlinkfs_break_size(dentry, size ? attr->ia_size :
+					   LLONG_MAX);
 		if (err)
 			return err;
 	}
@@ -188,9 +270,18 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		return err;
 	cowlinkfs_lower_path(inode, &lowerpath);
 	real = d_inode(lowerpath.dentry);
+	if (size) {
+		err = get_write_access(real);
+		if (err)
+			goto out;
+	}
 	inode_lock(real);
+	/* Which may clear ATTR_SIZE (xfs does, for a size it has). */
 	err = notify_change(&init_user_ns, lowerpath.dentry, attr, NULL);
 	inode_unlock(real);
+	if (size)
+		put_write_access(real);
+out:
 	path_put(&lowerpath);
 	mnt_drop_write(sbi->lower_mnt);
 	cowlinkfs_copyattr(inode);
@@ -200,15 +291,25 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 int cowlinkfs_permission(struct user_namespace *mnt_userns,
 			 struct inode *inode, int mask)
 {
-	/*
-	 * May be called in RCU walk: the lower dentry and inode are freed
-	 * after a grace period, so peeking is safe.
-	 */
-	struct dentry *lower = cowlinkfs_lower_peek(inode);
+	struct path lowerpath;
+	struct dentry *lower;
+	int err;
 
-	if (unlikely(!lower))
-		return -ECHILD;
-	return inode_permission(&init_user_ns, d_inode(lower), mask);
+	if (mask & MAY_NOT_BLOCK) {
+		/*
+		 * RCU walk: the lower dentry and inode are freed after a
+		 * grace period, so peeking is safe.
+		 */
+		lower = cowlinkfs_lower_peek(inode);
+		if (unlikely(!lower))
+			return -ECHILD;
+		return inode_permission(&init_user_ns, d_inode(lower), mask);
+	}
+	/* The check may sleep (ACLs): hold the lower dentry a break may drop. */
+	cowlinkfs_lower_path(inode, &lowerpath);
+	err = inode_permission(&init_user_ns, d_inode(lowerpath.dentry), mask);
+	path_put(&lowerpath);
+	return err;
 }
 
 static const char *cowlinkfs_get_link(struct dentry *dentry,
@@ -232,19 +333,12 @@ static bool cowlinkfs_is_private_xattr(const char *name)
 			sizeof(COWLINKFS_XATTR_PREFIX) - 1);
 }
 
-ssize_t cowlinkfs_listxattr(struct dentry *dentry, char *list, size_t size)
+/* Filter our private names out of @list; return the new length. */
+static ssize_t cowlinkfs_filter_xattrs(char *list, ssize_t res)
 {
-	struct path lowerpath;
-	ssize_t res, len;
+	ssize_t len;
 	char *s;
 
-	cowlinkfs_lower_path(d_inode(dentry), &lowerpath);
-	res = vfs_listxattr(lowerpath.dentry, list, size);
-	path_put(&lowerpath);
-	if (res <= 0 || !size)
-		return res;
-
-	/* Filter out our private names; the buffer shrinks in place. */
 	for (s = list, len = res; len > 0;) {
 		size_t slen = strnlen(s, len) + 1;
 
@@ -258,6 +352,43 @@ ssize_t cowlinkfs_listxattr(struct dentry *dentry, char *list, size_t size)
 			s += slen;
 		}
 	}
+	return res;
+}
+
+/*
+ * The list is read whole and filtered before its size is compared with the
+ * caller's: sized for the names the caller can see, the buffer may be too
+ * small for the lower list with our private names in it.
+ */
+ssize_t cowlinkfs_listxattr(struct dentry *dentry, char *list, size_t size)
+{
+	struct path lowerpath;
+	char *buf = NULL;
+	size_t bufsize;
+	ssize_t res;
+
+	cowlinkfs_lower_path(d_inode(dentry), &lowerpath);
+	res = vfs_listxattr(lowerpath.dentry, NULL, 0);
+	if (res <= 0)
+		goto out;
+	bufsize = res;
+	buf = kvmalloc(bufsize, GFP_KERNEL);
+	res = -ENOMEM;
+	if (!buf)
+		goto out;
+	res = vfs_listxattr(lowerpath.dentry, buf, bufsize);
+	if (res <= 0)
+		goto out;
+	res = cowlinkfs_filter_xattrs(buf, res);
+	if (res > 0 && size) {
+		if (res > size)
+			res = -ERANGE;
+		else
+			memcpy(list, buf, res);
+	}
+out:
+	kvfree(buf);
+	path_put(&lowerpath);
 	return res;
 }
 
@@ -277,6 +408,88 @@ static int cowlinkfs_xattr_get(const struct xattr_handler *handler,
 	return res;
 }
 
+/**
+ * cowlinkfs_xattr_check - may this xattr change be made, and does it change?
+ * @inode: cowlinkfs inode
+ * @lower: its lower dentry
+ * @name: full xattr name
+ * @value: new value, NULL to remove
+ * @size: size of @value
+ * @flags: XATTR_CREATE, XATTR_REPLACE
+ *
+ * Runs before the link is broken, so that a caller the lower fs would
+ * refuse, and a change that changes nothing, make no copy.  The VFS has
+ * run xattr_permission() and the security hooks on our inode with the
+ * caller's credentials, which covers user.*, trusted.* and security.*;
+ * system.* names are left to the filesystem, so the rules of
+ * posix_acl_xattr_set() are applied here (owner or CAP_FOWNER, a valid
+ * ACL, default ACLs on directories only), and any other system.* name is
+ * refused as the local filesystems we stack on refuse it.
+ *
+ * Return: 0 to go ahead, 1 if the change would change nothing, or a
+ * negative errno.
+ */
+static int cowlinkfs_xattr_check(struct inode *inode, struct dentry *lower,
+				 const char *name, const void *value,
+				 size_t size, int flags)
+{
+	struct inode *real = d_inode(lower);
+	bool is_acl = false;
+	ssize_t len;
+	void *cur;
+	int ret;
+
+	if (!strncmp(name, XATTR_SYSTEM_PREFIX, XATTR_SYSTEM_PREFIX_LEN)) {
+		bool is_default = !strcmp(name, XATTR_NAME_POSIX_ACL_DEFAULT);
+		struct posix_acl *acl;
+
+		if (!is_default && strcmp(name, XATTR_NAME_POSIX_ACL_ACCESS))
+			return -EOPNOTSUPP;
+		if (!IS_POSIXACL(real))
+			return -EOPNOTSUPP;
+		if (is_default && !S_ISDIR(real->i_mode))
+			return value ? -EACCES : 1;
+		if (!inode_owner_or_capable(&init_user_ns, inode))
+			return -EPERM;
+		if (value) {
+			acl = posix_acl_from_xattr(&init_user_ns, value, size);
+			if (IS_ERR(acl))
+				return PTR_ERR(acl);
+			ret = acl ? posix_acl_valid(&init_user_ns, acl) : 0;
+			posix_acl_release(acl);
+			if (ret)
+				return ret;
+		}
+		is_acl = true;
+	}
+
+	len = __vfs_getxattr(lower, real, name, NULL, 0);
+	if (len < 0 && len != -ENODATA)
+		return 0;	/* let the lower fs answer */
+	if (!value) {
+		/* Removing an ACL that is not there succeeds, as it does below. */
+		if (len < 0)
+			return is_acl ? 1 : -ENODATA;
+		return 0;
+	}
+	/* posix_acl_xattr_set() ignores XATTR_CREATE and XATTR_REPLACE. */
+	if (len >= 0 && (flags & XATTR_CREATE) && !is_acl)
+		return -EEXIST;
+	if (len < 0)
+		return (flags & XATTR_REPLACE) && !is_acl ? -ENODATA : 0;
+	if (len != size)
+		return 0;
+	if (!size)
+		return 1;
+	cur = kvmalloc(size, GFP_KERNEL);
+	if (!cur)
+		return -ENOMEM;
+	len = __vfs_getxattr(lower, real, name, cur, size);
+	ret = len == size && !memcmp(cur, value, size);
+	kvfree(cur);
+	return ret;
+}
+
 static int cowlinkfs_xattr_set(const struct xattr_handler *handler,
 			       struct user_namespace *mnt_userns,
 			       struct dentry *dentry, struct inode *inode,
@@ -290,7 +503,12 @@ static int cowlinkfs_xattr_set(const struct xattr_handler *handler,
 
 	if (cowlinkfs_is_private_xattr(full))
 		return -EPERM;
-	/* The VFS checked xattr_permission() on our inode already. */
+	cowlinkfs_lower_path(inode, &lowerpath);
+	err = cowlinkfs_xattr_check(inode, lowerpath.dentry, full, value, size,
+				    flags);
+	path_put(&lowerpath);
+	if (err)
+		return err < 0 ? err : 0;
 	err = cowlinkfs_break(dentry);
 	if (err)
 		return err;
@@ -323,13 +541,24 @@ const struct xattr_handler *cowlinkfs_xattr_handlers[] = {
 
 struct posix_acl *cowlinkfs_get_acl(struct inode *inode, int type, bool rcu)
 {
-	struct inode *real = cowlinkfs_lower_inode(inode);
+	struct posix_acl *acl = NULL;
+	struct path lowerpath;
+	struct inode *real;
 
-	if (!IS_POSIXACL(real))
-		return NULL;
-	if (rcu)
+	if (rcu) {
+		/* In RCU walk: the lower inode is freed after a grace period. */
+		real = cowlinkfs_lower_inode(inode);
+		if (!IS_POSIXACL(real))
+			return NULL;
 		return get_cached_acl_rcu(real, type);
-	return get_acl(real, type);
+	}
+	/* get_acl() may sleep: hold the lower dentry a break may drop. */
+	cowlinkfs_lower_path(inode, &lowerpath);
+	real = d_inode(lowerpath.dentry);
+	if (IS_POSIXACL(real))
+		acl = get_acl(real, type);
+	path_put(&lowerpath);
+	return acl;
 }
 
 int cowlinkfs_fileattr_get(struct dentry *dentry, struct fileattr *fa)
@@ -343,18 +572,56 @@ int cowlinkfs_fileattr_get(struct dentry *dentry, struct fileattr *fa)
 	return err;
 }
 
+/* Would @fa, complete as vfs_fileattr_set() made it, change @lower's? */
+static bool cowlinkfs_fileattr_changes(struct dentry *lower,
+				       const struct fileattr *fa)
+{
+	struct fileattr cur = {};
+
+	if (vfs_fileattr_get(lower, &cur))
+		return true;	/* let the lower fs answer */
+	return fa->flags != cur.flags || fa->fsx_xflags != cur.fsx_xflags ||
+	       fa->fsx_extsize != cur.fsx_extsize ||
+	       fa->fsx_projid != cur.fsx_projid ||
+	       fa->fsx_cowextsize != cur.fsx_cowextsize;
+}
+
+/**
+ * cowlinkfs_fileattr_set - FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR
+ * @mnt_userns: user namespace of the mount (always the initial one)
+ * @dentry: cowlinkfs dentry
+ * @fa: the new attributes, merged with the current ones by the VFS
+ *
+ * vfs_fileattr_set() checked ownership and CAP_LINUX_IMMUTABLE on our
+ * inode.  A change breaks the link first, but for two cases that change
+ * the inode every name shares: a change that changes nothing, and any
+ * change to an append-only or immutable inode.  Such an inode cannot be
+ * broken (its name cannot be renamed over), and clearing the flag is how
+ * it becomes breakable again; the flag holds through every name, so
+ * clearing it does too.
+ *
+ * Return: 0 or a negative errno.
+ */
 int cowlinkfs_fileattr_set(struct user_namespace *mnt_userns,
 			   struct dentry *dentry, struct fileattr *fa)
 {
 	struct inode *inode = d_inode(dentry);
 	struct cowlinkfs_sb_info *sbi = CLSB(inode->i_sb);
 	struct path lowerpath;
+	struct inode *real;
+	bool need_break;
 	int err;
 
-	/* vfs_fileattr_set() checked ownership on our inode. */
-	err = cowlinkfs_break(dentry);
-	if (err)
-		return err;
+	cowlinkfs_lower_path(inode, &lowerpath);
+	real = d_inode(lowerpath.dentry);
+	need_break = !IS_APPEND(real) && !IS_IMMUTABLE(real) &&
+		     cowlinkfs_fileattr_changes(lowerpath.dentry, fa);
+	path_put(&lowerpath);
+	if (need_break) {
+		err = cowlinkfs_break(dentry);
+		if (err)
+			return err;
+	}
 	err = mnt_want_write(sbi->lower_mnt);
 	if (err)
 		return err;
@@ -370,11 +637,17 @@ static int cowlinkfs_fiemap(struct inode *inode,
 			    struct fiemap_extent_info *fieinfo,
 			    u64 start, u64 len)
 {
-	struct inode *real = cowlinkfs_lower_inode(inode);
+	struct path lowerpath;
+	struct inode *real;
+	int err = -EOPNOTSUPP;
 
-	if (!real->i_op->fiemap)
-		return -EOPNOTSUPP;
-	return real->i_op->fiemap(real, fieinfo, start, len);
+	/* Hold the lower dentry a racing break may drop. */
+	cowlinkfs_lower_path(inode, &lowerpath);
+	real = d_inode(lowerpath.dentry);
+	if (real->i_op->fiemap)
+		err = real->i_op->fiemap(real, fieinfo, start, len);
+	path_put(&lowerpath);
+	return err;
 }
 
 const struct inode_operations cowlinkfs_file_iops = {

@@ -54,5 +54,5 @@ const struct file_operations cowlinkfs_dir_fops = {
 	.llseek		= cowlinkfs_llseek,
 	.fsync		= cowlinkfs_fsync,
 	.unlocked_ioctl	= cowlinkfs_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
+	.compat_ioctl	= cowlinkfs_compat_ioctl,
 };

@@ -6,6 +6,7 @@
  */
 
 #include <linux/module.h>
+#include <linux/fileattr.h>
 #include <linux/fs_context.h>
 #include <linux/fs_parser.h>
 #include <linux/mount.h>
@@ -13,6 +14,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/statfs.h>
+#include <linux/posix_acl_xattr.h>
 #include <linux/xattr.h>
 #include "cowlinkfs.h"
 
@@ -177,7 +179,71 @@ static int cowlinkfs_check_lower(struct fs_context *fc, const struct path *p)
 	return 0;
 }
 
-/* Create (or find) the work directory and empty it of crash leftovers. */
+/* The flags a new file inherits from its directory: none for a copy. */
+#define COWLINKFS_WORKDIR_NOXFLAGS (FS_XFLAG_PROJINHERIT | FS_XFLAG_SYNC | \
+				    FS_XFLAG_NOATIME | FS_XFLAG_NODUMP | \
+				    FS_XFLAG_DAX)
+
+/**
+ * cowlinkfs_fix_workdir - make the work directory give a copy nothing
+ * @work: the lower work directory, the mounter's credentials in force
+ *
+ * The work directory must be the mounter's alone and give a copy made in
+ * it nothing: owned by the mounter, mode 0700, no ACL (a default ACL
+ * would be inherited by every copy and could give another user access to
+ * it) and no flag a new file would inherit (project-inherit, sync,
+ * noatime, nodump, dax: a copy keeps its file's own).
+ * One made by mkdir inherits the lower root's default ACL and flags, and
+ * one that was there before may be anything; make it so, as
+ * ovl_workdir_create() does.
+ *
+ * Return: 0 or a negative errno.
+ */
+static int cowlinkfs_fix_workdir(struct dentry *work)
+{
+	static const char *const acls[] = {
+		XATTR_NAME_POSIX_ACL_DEFAULT, XATTR_NAME_POSIX_ACL_ACCESS,
+	};
+	struct inode *inode = d_inode(work);
+	struct fileattr fa = {};
+	struct iattr attr = {};
+	int i, err;
+
+	for (i = 0; i < ARRAY_SIZE(acls); i++) {
+		err = vfs_removexattr(&init_user_ns, work, acls[i]);
+		if (err && err != -ENODATA && err != -EOPNOTSUPP)
+			return err;
+	}
+
+	if (!uid_eq(inode->i_uid, current_fsuid()) ||
+	    !gid_eq(inode->i_gid, current_fsgid())) {
+		attr.ia_valid |= ATTR_UID | ATTR_GID;
+		attr.ia_uid = current_fsuid();
+		attr.ia_gid = current_fsgid();
+	}
+	if ((inode->i_mode & S_IALLUGO) != 0700) {
+		attr.ia_valid |= ATTR_MODE;
+		attr.ia_mode = S_IFDIR | 0700;
+	}
+	if (attr.ia_valid) {
+		inode_lock(inode);
+		err = notify_change(&init_user_ns, work, &attr, NULL);
+		inode_unlock(inode);
+		if (err)
+			return err;
+	}
+
+	err = vfs_fileattr_get(work, &fa);
+	if (err == -ENOIOCTLCMD || err == -ENOTTY || err == -EOPNOTSUPP)
+		return 0;
+	if (err || !(fa.fsx_xflags & COWLINKFS_WORKDIR_NOXFLAGS))
+		return err;
+	fileattr_fill_xflags(&fa, fa.fsx_xflags & FS_XFLAG_COMMON &
+			     ~COWLINKFS_WORKDIR_NOXFLAGS);
+	return vfs_fileattr_set(&init_user_ns, work, &fa);
+}
+
+/* Create (or find) the work directory, fix it and empty it of crash leftovers. */
 static int cowlinkfs_setup_workdir(struct super_block *sb)
 {
 	struct cowlinkfs_sb_info *sbi = CLSB(sb);
@@ -205,6 +271,13 @@ static int cowlinkfs_setup_workdir(struct super_block *sb)
 		return PTR_ERR(work);
 	if (!err && !d_is_dir(work))
 		err = -ENOTDIR;
+	if (!err) {
+		err = mnt_want_write(sbi->lower_mnt);
+		if (!err) {
+			err = cowlinkfs_fix_workdir(work);
+			mnt_drop_write(sbi->lower_mnt);
+		}
+	}
 	if (err) {
 		dput(work);
 		pr_err("cannot set up %s in the lower directory: %d\n",
@@ -282,6 +355,65 @@ static int cowlinkfs_get_tree(struct fs_context *fc)
 	return get_tree_nodev(fc, cowlinkfs_fill_super);
 }
 
+/*
+ * Is a regular file with other links open for writing through this
+ * mount?  Its writers write to the inode every name shares.
+ */
+static bool cowlinkfs_shared_writers(struct super_block *sb)
+{
+	struct dentry *lower;
+	struct inode *inode;
+	bool busy = false;
+
+	spin_lock(&sb->s_inode_list_lock);
+	list_for_each_entry(inode, &sb->s_inodes, i_sb_list) {
+		if (!S_ISREG(inode->i_mode))
+			continue;
+		/*
+		 * Our inode counts open descriptors, the lower one also
+		 * shared writable mappings whose descriptor was closed.
+		 */
+		rcu_read_lock();
+		lower = cowlinkfs_lower_peek(inode);
+		busy = lower && READ_ONCE(d_inode(lower)->i_nlink) > 1 &&
+		       (atomic_read(&inode->i_writecount) > 0 ||
+			inode_is_open_for_write(d_inode(lower)));
+		rcu_read_unlock();
+		if (busy)
+			break;
+	}
+	spin_unlock(&sb->s_inode_list_lock);
+	return busy;
+}
+
+/*
+ * cow=all makes every multi-link file COW at once, but a descriptor
+ * already open for writing on one would go on writing every name; so the
+ * change is refused (EBUSY) while there is one.  An open racing with the
+ * remount either sees the new mode (and breaks) or is seen by the scan:
+ * the VFS takes write access on our inode before ->open reads the mode.
+ */
+static int cowlinkfs_set_cow_mode(struct fs_context *fc,
+				  enum cowlinkfs_cow_mode mode)
+{
+	struct super_block *sb = fc->root->d_sb;
+	struct cowlinkfs_sb_info *sbi = CLSB(sb);
+	enum cowlinkfs_cow_mode old = sbi->cow_mode;
+
+	if (mode == old)
+		return 0;
+	WRITE_ONCE(sbi->cow_mode, mode);
+	if (mode != COWLINKFS_COW_ALL)
+		return 0;
+	smp_mb();	/* the mode is set before the writers are counted */
+	if (cowlinkfs_shared_writers(sb)) {
+		WRITE_ONCE(sbi->cow_mode, old);
+		errorfc(fc, "cow=all: a file with several links is open for writing");
+		return -EBUSY;
+	}
+	return 0;
+}
+
 static int cowlinkfs_reconfigure(struct fs_context *fc)
 {
 	struct cowlinkfs_fs_context *ctx = fc->fs_private;
@@ -300,8 +432,7 @@ static int cowlinkfs_reconfigure(struct fs_context *fc)
 		if (!same)
 			return invalfc(fc, "lowerdir cannot be changed by remount");
 	}
-	sbi->cow_mode = ctx->cow_mode;
-	return 0;
+	return cowlinkfs_set_cow_mode(fc, ctx->cow_mode);
 }
 
 static void cowlinkfs_free_fc(struct fs_context *fc)

@@ -15,13 +15,30 @@
  *   try getcow PATH | setcow PATH 0|1
  *   try mmapwrite PATH OFF STRING | mmapread PATH OFF LEN
  *   try flock PATH | posixlock PATH | hold PATH SECONDS (flock + fcntl lock)
- *   try setxattr PATH NAME VALUE | getxattr PATH NAME | listxattr PATH
- *   try removexattr PATH NAME
+ *   try setxattr PATH NAME VALUE [create|replace] | getxattr PATH NAME
+ *   try listxattr PATH | removexattr PATH NAME
+ *   try listxattr_sized PATH SIZE  listxattr with a buffer of SIZE bytes,
+ *                              prints the names, one a line (SIZE 0: the size)
+ *   try listxattr_size PATH    prints what listxattr(PATH, NULL, 0) returns
  *   try getflags PATH | setflags PATH HEX
  *   try fallocate PATH OFF LEN | copyrange SRC DST LEN | clone SRC DST
  *   try statfs PATH            prints f_type in hex
  *   try holdwrite PATH SECONDS keep PATH open for writing
  *   try mount SRC DST [OPTIONS] | umount DST   mount(2) -t cowlinkfs
+ *   try mmaphold PATH SECONDS STRING  map PATH MAP_SHARED|PROT_WRITE, close
+ *                              the fd, print OK, sleep SECONDS, then write
+ *                              STRING at offset 0 through the mapping
+ *   try failnth PATH STRING N  append STRING through O_WRONLY|O_APPEND with
+ *                              the N-th fault-injection point of the write
+ *                              failing (/proc/thread-self/fail-nth); prints
+ *                              the result and "injected" or "not-reached"
+ *   try remount DST OPTIONS    mount(2) MS_REMOUNT with OPTIONS as data
+ *   try setfl_append PATH      O_WRONLY: write "aaaa", F_SETFL |O_APPEND,
+ *                              lseek to 0, write "b" (PATH exists, empty)
+ *   try clearfl_append PATH    O_WRONLY|O_APPEND: write "aaaa", F_SETFL
+ *                              without O_APPEND, lseek to 0, write "b"
+ *   try rwf_append PATH        O_WRONLY: pwrite "aaaa" at 0, then pwritev2
+ *                              "b" at offset 0 with RWF_APPEND
  *   try fdino PATH FLAGS STRING  st_ino of the fd after open and after a
  *                               write of STRING at offset 0: "INO1 INO2"
  */
@@ -37,6 +54,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <linux/fs.h>
@@ -105,6 +123,86 @@ static int do_mmap(char **a, int write)
 	}
 	munmap(p, off + len);
 	close(fd);
+	return 0;
+}
+
+/* write all of @s at the file position; a short write counts as EIO */
+static int put(int fd, const char *s)
+{
+	ssize_t r = write(fd, s, strlen(s));
+
+	if (r >= 0 && (size_t)r != strlen(s)) {
+		errno = EIO;
+		r = -1;
+	}
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * setfl_append (@set) and clearfl_append: write "aaaa", turn O_APPEND on
+ * (or off) with F_SETFL, seek to 0 and write "b": "aaaab" with O_APPEND in
+ * force for the second write, "baaa" without.
+ */
+static int do_setfl(const char *path, int set)
+{
+	int fd = open(path, set ? O_WRONLY : O_WRONLY | O_APPEND);
+	int fl;
+
+	if (fd < 0)
+		return res(fd);
+	if (put(fd, "aaaa"))
+		return res(-1);
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return res(fl);
+	fl = set ? fl | O_APPEND : fl & ~O_APPEND;
+	if (fcntl(fd, F_SETFL, fl) < 0 || lseek(fd, 0, SEEK_SET) < 0 ||
+	    put(fd, "b"))
+		return res(-1);
+	return res(close(fd));
+}
+
+/* Arm fail-nth for the calling thread: 0 disarms it. */
+static int set_fail_nth(const char *nth)
+{
+	int fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, nth, strlen(nth)) == (ssize_t)strlen(nth);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The N-th call of should_fail() in this thread during one write(2) fails.
+ * Everything else (the open, reading the result) runs disarmed.
+ */
+static int do_failnth(char **a)
+{
+	char left[32] = "";
+	int fd, nfd, err = 0;
+	ssize_t r;
+
+	fd = open(a[0], O_WRONLY | O_APPEND);
+	nfd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (fd < 0 || nfd < 0)
+		return res(-1);
+	if (write(nfd, a[2], strlen(a[2])) != (ssize_t)strlen(a[2]))
+		return res(-1);
+	r = write(fd, a[1], strlen(a[1]));
+	if (r < 0)
+		err = errno;
+	/* What is left of the count: 0 once the N-th point was reached. */
+	if (pread(nfd, left, sizeof(left) - 1, 0) < 0)
+		return res(-1);
+	close(nfd);
+	set_fail_nth("0");
+	close(fd);
+	errno = err;
+	res(r < 0 ? -1 : 0);
+	printf("%s\n", atoi(left) == 0 ? "injected" : "not-reached");
 	return 0;
 }
 
@@ -248,8 +346,17 @@ int main(int argc, char **argv)
 		sleep(atoi(a[1]));
 		return 0;
 	}
-	if (!strcmp(op, "setxattr") && n == 3)
-		return res(setxattr(a[0], a[1], a[2], strlen(a[2]), 0));
+	if (!strcmp(op, "setxattr") && (n == 3 || n == 4)) {
+		int fl = 0;
+
+		if (n == 4 && !strcmp(a[3], "create"))
+			fl = XATTR_CREATE;
+		else if (n == 4 && !strcmp(a[3], "replace"))
+			fl = XATTR_REPLACE;
+		else if (n == 4)
+			return usage();
+		return res(setxattr(a[0], a[1], a[2], strlen(a[2]), fl));
+	}
 	if (!strcmp(op, "getxattr") && n == 2) {
 		r = getxattr(a[0], a[1], buf, sizeof(buf));
 		if (r < 0)
@@ -267,6 +374,37 @@ int main(int argc, char **argv)
 			return res(r);
 		for (s = buf; s < buf + r; s += strlen(s) + 1)
 			printf("%s\n", s);
+		return 0;
+	}
+	if (!strcmp(op, "listxattr_sized") && n == 2) {
+		size_t size = atol(a[1]);
+		char *s;
+
+		if (size > sizeof(buf))
+			return usage();
+		/* Whatever the kernel must not touch past SIZE stays marked. */
+		memset(buf, 0x5a, sizeof(buf));
+		r = listxattr(a[0], size ? buf : NULL, size);
+		if (r < 0)
+			return res(r);
+		if (!size) {
+			printf("%ld\n", r);
+			return 0;
+		}
+		if ((size_t)r > size || (r && buf[r - 1]) ||
+		    ((size_t)r < sizeof(buf) && buf[r] != 0x5a)) {
+			printf("BAD LIST: %ld bytes for a buffer of %zu\n", r, size);
+			return 0;
+		}
+		for (s = buf; s < buf + r; s += strlen(s) + 1)
+			printf("%s\n", s);
+		return 0;
+	}
+	if (!strcmp(op, "listxattr_size") && n == 1) {
+		r = listxattr(a[0], NULL, 0);
+		if (r < 0)
+			return res(r);
+		printf("%ld\n", r);
 		return 0;
 	}
 	if (!strcmp(op, "getflags") && n == 1) {
@@ -337,5 +475,48 @@ int main(int argc, char **argv)
 		return res(mount(a[0], a[1], "cowlinkfs", 0, n == 3 ? a[2] : NULL));
 	if (!strcmp(op, "umount") && n == 1)
 		return res(umount(a[0]));
+	if (!strcmp(op, "mmaphold") && n == 3) {
+		size_t len = strlen(a[2]);
+		char *p;
+
+		fd = open(a[0], O_RDWR);
+		if (fd < 0)
+			return res(fd);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			return res(-1);
+		close(fd);		/* only the mapping holds the file now */
+		printf("OK\n");
+		fflush(stdout);
+		sleep(atoi(a[1]));
+		memcpy(p, a[2], len);
+		return res(msync(p, len, MS_SYNC));
+	}
+	if (!strcmp(op, "failnth") && n == 3)
+		return do_failnth(a);
+	if (!strcmp(op, "remount") && n == 2)
+		return res(mount("none", a[0], NULL, MS_REMOUNT, a[1]));
+	if (!strcmp(op, "setfl_append") && n == 1)
+		return do_setfl(a[0], 1);
+	if (!strcmp(op, "clearfl_append") && n == 1)
+		return do_setfl(a[0], 0);
+	if (!strcmp(op, "rwf_append") && n == 1) {
+		char b[] = "b";
+		struct iovec iov = { .iov_base = b, .iov_len = 1 };
+
+		fd = open(a[0], O_WRONLY);
+		if (fd < 0)
+			return res(fd);
+		errno = 0;
+		r = pwrite(fd, "aaaa", 4, 0);
+		if (r == 4)
+			r = pwritev2(fd, &iov, 1, 0, RWF_APPEND) == 1 ? 0 : -1;
+		else
+			r = -1;
+		if (r && !errno)
+			errno = EIO;	/* a short write */
+		close(fd);
+		return res(r);
+	}
 	return usage();
 }

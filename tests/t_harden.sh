@@ -1,0 +1,614 @@
+# shellcheck shell=sh
+# Hardening: refused or no-op changes make no copy, a copy gets nothing
+# from the work directory and keeps what the lower fs demands (space,
+# quota, project id), flags and open modes hold through every name, and
+# the flag ioctl, listxattr and remount keep the VFS's rules.
+# fstypes: ext2 ext3 ext4 xfs xfsr tmpfs
+
+# two names of one COW file: $M/a and $M/b, root's, mode 644, content "old"
+make_cow_pair() {
+	printf old >"$M/a"
+	chmod 644 "$M/a"
+	check_try OK setcow "$M/a" 1
+	check_try OK setcow "$M" 1
+	ln "$M/a" "$M/b"
+	check_eq "$(nlink "$M/a")" 2 "setup nlink"
+}
+
+# check_no_copy OLDINO [WHAT [DIR]]: DIR/a (default $M/a) still has the
+# inode OLDINO, shared with DIR/b, and no copy is left in the work dir.
+check_no_copy() {
+	d=${3:-$M}
+	check_eq "$(ino "$d/a")" "$1" "${2:-}: st_ino of a"
+	check_eq "$(ino "$d/b")" "$1" "${2:-}: st_ino of b"
+	check_eq "$(nlink "$d/a")" 2 "${2:-}: nlink of a"
+	check_eq "$(nlink "$d/b")" 2 "${2:-}: nlink of b"
+	check_eq "$(ls -A "$L/.cowlinkfs-work")" "" "${2:-}: work dir"
+}
+
+# check_name_broken OLDINO: $M/a has a copy of its own, $M/b kept the old
+# inode OLDINO and the bytes "old"
+check_name_broken() {
+	check_ne "$(ino "$M/a")" "$1" "broken name has a new st_ino"
+	check_eq "$(ino "$L/a")" "$(ino "$M/a")" "lower dir agrees on st_ino"
+	check_eq "$(ino "$M/b")" "$1" "other name keeps the old inode"
+	check_eq "$(nlink "$M/a")" 1 "broken name nlink"
+	check_eq "$(nlink "$M/b")" 1 "other name nlink dropped"
+	check_eq "$(content "$M/b")" old "other name keeps the old bytes"
+}
+
+# check_workdir_private WHAT: the work dir is root's, 0700, without ACLs
+check_workdir_private() {
+	w=$L/.cowlinkfs-work
+	check_eq "$(stat -c %a:%u:%g "$w")" 700:0:0 "$1: work dir mode and owner"
+	check_eq "$(getfacl -cpn "$w" | grep -c '^default:')" 0 "$1: default ACL of the work dir"
+	check_eq "$(getfacl -cpn "$w" | grep -c 'user:1000')" 0 "$1: ACL entries of the work dir"
+}
+
+# lsattr_flags FILE: FILE's inode flags as lsattr letters
+lsattr_flags() {
+	lsattr "$1" | cut -d' ' -f1
+}
+
+# Clear append-only and immutable on the lower a and b however the test
+# ends, or the runner could not remove them.
+unflag_on_exit() {
+	trap 'chattr -a -i "$L/a" "$L/b" 2>/dev/null || true' EXIT
+}
+
+# wait_for_exe PID PATH: wait (up to 60 s) until process PID runs PATH
+wait_for_exe() {
+	k=0
+	until [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ]; do
+		k=$((k + 1))
+		[ $k -le 600 ] || fail "process $1 does not run $2 after 60 s"
+		sleep 0.1
+	done
+}
+
+# chown(-1, -1) changes nothing, and anyone may ask for it; nor does a
+# chmod to the mode the file has.
+test_nonowner_chown_to_same_owner_makes_no_copy() {
+	make_cow_pair
+	i=$(ino "$M/a")
+	check_eq "$(as_user try chown "$L/b" -1 -1)" OK "non-owner chown -1 -1 on the bare lower"
+	check_eq "$(as_user try chown "$M/a" -1 -1)" OK "non-owner chown -1 -1"
+	check_no_copy "$i" "non-owner chown -1 -1"
+	check_try OK chown "$M/a" -1 -1
+	check_no_copy "$i" "root chown -1 -1"
+	check_try OK chmod "$M/a" 644
+	check_no_copy "$i" "chmod to the same mode"
+	check_eq "$(mode "$M/b")" 644 "mode"
+}
+
+test_refused_acl_and_system_xattr_changes_make_no_copy() {
+	make_cow_pair
+	i=$(ino "$M/a")
+	if as_user setfacl -m u:1000:rw "$M/a" 2>/dev/null; then
+		fail "non-owner setfacl succeeded"
+	fi
+	check_no_copy "$i" "non-owner setfacl"
+	check_eq "$(as_user try setxattr "$M/a" system.foo 1)" EOPNOTSUPP "non-owner system.foo"
+	check_no_copy "$i" "non-owner system.foo"
+	check_eq "$(as_user try removexattr "$M/a" system.posix_acl_access)" EPERM \
+		"non-owner removing the access ACL"
+	check_no_copy "$i" "non-owner removexattr of the ACL"
+	check_try ENODATA setxattr "$M/a" "$XNS.x" 1 replace
+	check_no_copy "$i" "XATTR_REPLACE of a missing xattr"
+	check_try ENODATA removexattr "$M/a" "$XNS.nope"
+	check_no_copy "$i" "removing a missing xattr"
+	setfacl -m u:1000:r "$M/a"
+	check_name_broken "$i"
+	check_eq "$(getfacl -cpn "$M/a" | grep -c '^user:1000:')" 1 "ACL entry on the copy"
+	check_eq "$(getfacl -cpn "$M/b" | grep -c '^user:1000:')" 0 "no ACL entry on the other name"
+}
+
+# A default ACL on the top of the lower dir must not reach the work dir,
+# nor through it a copy: here it would let uid 1000 read a 0640 root file.
+test_copy_does_not_inherit_work_dir_default_acl() {
+	umount "$M"
+	rm -rf "$L/.cowlinkfs-work"
+	setfacl -d -m u:1000:rwx "$L"
+	printf secret >"$L/a"
+	setfacl -b "$L/a"
+	chmod 640 "$L/a"
+	mount_clfs
+	check_try OK setcow "$M/a" 1
+	check_try OK setcow "$M" 1
+	ln "$M/a" "$M/b"
+	check_workdir_private "new work dir"
+	if as_user cat "$M/b" >/dev/null 2>&1; then
+		fail "uid 1000 reads the 0640 original"
+	fi
+	i=$(ino "$M/a")
+	echo x >>"$M/a"
+	check_ne "$(ino "$M/a")" "$i" "broken"
+	check_eq "$(getfacl -cpn "$M/a" | grep -c 'user:1000')" 0 "ACL entries of the copy"
+	if as_user cat "$M/a" >/dev/null 2>&1; then
+		fail "uid 1000 reads the 0640 copy"
+	fi
+	check_eq "$(mode "$M/a")" 640 "mode of the copy"
+	check_eq "$(content "$M/b")" secret "other name's bytes"
+}
+
+test_existing_work_dir_with_wrong_owner_mode_acl_is_fixed_at_mount() {
+	umount "$M"
+	w=$L/.cowlinkfs-work
+	mkdir -p "$w"
+	chown 1000:1000 "$w"
+	chmod 777 "$w"
+	setfacl -m u:1000:rwx "$w"
+	setfacl -d -m u:1000:rwx "$w"
+	mount_clfs
+	check_workdir_private "existing work dir"
+}
+
+# Each name has its own cowlinkfs inode; the flag belongs to the lower
+# inode they share, so no name may answer from a stale copy of it.
+test_flag_set_through_one_name_is_seen_through_the_others() {
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	exec 3<"$M/b"
+	check_try 0 getcow "$M/b"
+	i=$(ino "$M/a")
+	check_try OK setcow "$M/a" 1
+	check_try 1 getcow "$M/b"
+	echo x >>"$M/b"
+	check_eq "$(content "$M/a")" old "a keeps the old bytes"
+	check_eq "$(ino "$M/a")" "$i" "a keeps its inode"
+	check_ne "$(ino "$M/b")" "$i" "b has a copy of its own"
+	check_eq "$(nlink "$M/a")" 1 "nlink of a"
+	check_eq "$(content "$M/b")" oldx "b's bytes"
+	exec 3<&-
+	printf old >"$M/c"
+	ln "$M/c" "$M/d"
+	exec 3<"$M/c" 4<"$M/d"
+	check_try 0 getcow "$M/d"
+	check_try OK setcow "$M/c" 1
+	check_try 1 getcow "$M/d"
+	check_try OK setcow "$M/d" 0
+	check_try 0 getcow "$M/c"
+	exec 3<&- 4<&-
+}
+
+test_fcntl_setfl_append_and_rwf_append_reach_the_lower_file() {
+	for op in setfl_append:aaaab clearfl_append:baaa rwf_append:aaaab; do
+		# The bare lower first: what the kernel itself does.
+		for f in "$L/lower-${op%:*}" "$M/mount-${op%:*}"; do
+			: >"$f"
+			check_try OK "${op%:*}" "$f"
+			check_eq "$(content "$f")" "${op#*:}" "${op%:*} on $f"
+		done
+	done
+}
+
+# Root keeps a reserve of blocks that ordinary users cannot use; a copy
+# made for uid 1000 must not dip into it.
+# only on: ext4
+test_break_by_user_out_of_space_is_enospc_not_reserved_blocks() {
+	mkdir "$M/d"
+	chown 1000:1000 "$M/d"
+	as_user sh -c "yes | head -c 8M >$M/d/a"
+	check_try OK setcow "$M/d/a" 1
+	check_try OK setcow "$M/d" 1
+	ln "$M/d/a" "$M/d/b"
+	i=$(ino "$M/d/a")
+	s=$(sum "$M/d/a")
+	sync
+	avail=$(stat -f -c '%a %S' "/lower/$FS" | awk '{print int($1 * $2 / 1024)}')
+	as_user fallocate -l "$((avail - 1024))K" "$L/d/fill" ||
+		fail "cannot fallocate $((avail - 1024)) KiB as uid 1000"
+	as_user dd if=/dev/zero of="$L/d/fill2" bs=64k 2>/dev/null || true
+	if as_user sh -c "echo x >>$L/d/fill3" 2>/dev/null; then
+		fail "uid 1000 can still write"
+	fi
+	rsv=$(tune2fs -l "$LDEV" | awk -F: '/^Reserved block count/ {r = $2}
+		/^Block size/ {b = $2} END {print int(r * b / 1048576)}')
+	[ "$rsv" -ge 12 ] || fail "root's reserve of $rsv MiB cannot hold the copy"
+	check_eq "$(as_user try append "$M/d/a" x)" ENOSPC "break by uid 1000"
+	check_no_copy "$i" "ENOSPC" "$M/d"
+	check_eq "$(sum "$M/d/a")" "$s" "bytes"
+	rm -f "$L/d/fill" "$L/d/fill2" "$L/d/fill3"
+}
+
+# only on: xfs
+test_break_over_user_quota_is_edquot() {
+	umount "$M"
+	umount "/lower/$FS"
+	# Whatever happens, the later tests get a lower without quotas.
+	trap 'remount_lower >/dev/null 2>&1 || true' EXIT
+	mount -o uquota "$LDEV" "/lower/$FS"
+	mount_clfs
+	mkdir "$M/d"
+	chown 1000:1000 "$M/d"
+	as_user sh -c "yes | head -c 3M >$M/d/a"
+	check_try OK setcow "$M/d/a" 1
+	check_try OK setcow "$M/d" 1
+	ln "$M/d/a" "$M/d/b"
+	i=$(ino "$M/d/a")
+	sync
+	xfs_quota -x -c 'limit -u bhard=5m 1000' "/lower/$FS"
+	check_eq "$(as_user try append "$M/d/a" x)" EDQUOT "break over uid 1000's quota"
+	check_no_copy "$i" "EDQUOT" "$M/d"
+	xfs_quota -x -c 'limit -u bhard=0 1000' "/lower/$FS"
+	trap - EXIT
+	remount_lower
+}
+
+# xfs refuses to rename a file into a project-inherit directory of
+# another project (EXDEV), so a copy must carry the project id.
+# only on: xfs xfsr
+test_break_in_xfs_project_inherit_dir_keeps_project_id() {
+	mkdir "$M/d"
+	xfs_io -c 'chproj 42' -c 'chattr +P' "$L/d"
+	check_try OK setcow "$M/d" 1
+	echo old >"$M/d/a"
+	check_eq "$(xfs_io -c lsproj "$L/d/a")" "projid = 42" "new file's project"
+	ln "$M/d/a" "$M/d/b"
+	i=$(ino "$M/d/a")
+	echo more >>"$M/d/a" || fail "write to a cow link in a project dir"
+	check_ne "$(ino "$M/d/a")" "$i" "broken name has a new st_ino"
+	check_eq "$(ino "$M/d/b")" "$i" "other name keeps the old inode"
+	check_eq "$(nlink "$M/d/a")" 1 "broken name nlink"
+	check_eq "$(nlink "$M/d/b")" 1 "other name nlink"
+	check_eq "$(content "$M/d/b")" old "other name's bytes"
+	check_eq "$(xfs_io -c lsproj "$L/d/a")" "projid = 42" "copy's project"
+}
+
+test_setcow_through_read_only_mount_is_erofs() {
+	touch "$M/f"
+	ro=/tmp/clfs-ro
+	mkdir -p "$ro"
+	mount --bind "$M" "$ro"
+	mount -o remount,bind,ro "$ro"
+	check_try EROFS setcow "$ro/f" 1
+	check_try EROFS setcow "$ro" 1
+	check_try ENODATA getxattr "$L/f" trusted.cowlinkfs.cow
+	check_try 0 getcow "$M"
+	umount "$ro"
+	mount -o remount,ro "$M"
+	check_try EROFS setcow "$M/f" 1
+	check_try ENODATA getxattr "$L/f" trusted.cowlinkfs.cow
+	mount -o remount,rw "$M"
+	check_try OK setcow "$M/f" 1
+	check_eq "$(try getxattr "$L/f" trusted.cowlinkfs.cow)" 1 "flag after remount rw"
+}
+
+# A break renames the copy over the name, which an append-only or
+# immutable file forbids: refuse before copying.  chattr then changes the
+# one inode all names share, as on the bare fs.
+# only on: ext2 ext3 ext4 xfs xfsr
+test_append_only_cow_link_is_eperm_without_copy_and_chattr_works() {
+	make_cow_pair
+	i=$(ino "$M/a")
+	unflag_on_exit
+	chattr +a "$L/a"
+	check_try EPERM append "$M/a" x
+	check_no_copy "$i" "append to an append-only link"
+	check_eq "$(content "$M/a")" old "bytes"
+	chattr -a "$M/a" || fail "chattr -a through the mount"
+	check_eq "$(lsattr_flags "$L/b" | tr -cd a)" "" "append-only flag of the shared inode"
+	check_no_copy "$i" "chattr -a"
+	check_try OK append "$M/a" x
+	check_name_broken "$i"
+}
+
+# only on: ext2 ext3 ext4 xfs xfsr
+test_immutable_cow_link_is_eperm_without_copy_and_chattr_works() {
+	make_cow_pair
+	i=$(ino "$M/a")
+	unflag_on_exit
+	chattr +i "$L/a"
+	check_try EPERM open "$M/a" w
+	check_no_copy "$i" "open for write"
+	check_try EPERM truncate "$M/b" 0
+	check_no_copy "$i" "truncate"
+	check_try EPERM chmod "$M/a" 600
+	check_no_copy "$i" "chmod"
+	chattr -i "$M/b" || fail "chattr -i through the mount"
+	check_eq "$(lsattr_flags "$L/a" | tr -cd i)" "" "immutable flag of the shared inode"
+	check_no_copy "$i" "chattr -i"
+	check_try OK append "$M/a" x
+	check_name_broken "$i"
+}
+
+# The flag was set through a; b's own cowlinkfs inode must not keep
+# allowing what the lower inode now forbids.
+# only on: ext2 ext3 ext4 xfs xfsr
+test_flag_changed_in_lower_inode_is_true_through_every_name() {
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	exec 3<"$M/b"
+	check_try 0 getcow "$M/b"
+	unflag_on_exit
+	chattr +a "$M/a"
+	check_try EPERM open "$M/b" w
+	check_try OK append "$M/b" x
+	check_eq "$(content "$M/a")" oldx "append through b reaches the shared inode"
+	exec 3<&-
+	chattr -a "$M/a"
+}
+
+test_running_program_cannot_be_written_through_another_name() {
+	cp /bin/sleep "$M/prog"
+	ln "$M/prog" "$M/prog2"
+	"$M/prog" 60 &
+	pid=$!
+	trap 'kill $pid 2>/dev/null || true' EXIT
+	wait_for_exe "$pid" "$M/prog"
+	check_try ETXTBSY open "$M/prog2" w
+	check_try ETXTBSY truncate "$M/prog2" 0
+	check_eq "$(sum "$M/prog2")" "$(sum /bin/sleep)" "bytes of the running program"
+	stop "$pid"
+}
+
+test_running_cow_program_keeps_its_inode_when_another_name_is_written() {
+	cp /bin/sleep "$M/prog"
+	check_try OK setcow "$M/prog" 1
+	check_try OK setcow "$M" 1
+	ln "$M/prog" "$M/prog2"
+	i=$(ino "$M/prog")
+	"$M/prog" 60 &
+	pid=$!
+	trap 'kill $pid 2>/dev/null || true' EXIT
+	wait_for_exe "$pid" "$M/prog"
+	check_try OK open "$M/prog2" w
+	printf x | dd of="$M/prog2" conv=notrunc bs=1 count=1 2>/dev/null ||
+		fail "write to the other name of a running cow program"
+	check_eq "$(ino "$M/prog")" "$i" "running program's name keeps its inode"
+	check_ne "$(ino "$M/prog2")" "$i" "written name has a copy"
+	check_eq "$(head -c 1 "$M/prog2")" x "written byte"
+	check_eq "$(sum "$M/prog")" "$(sum /bin/sleep)" "running program's bytes"
+	kill -0 "$pid" || fail "the running program died"
+	stop "$pid"
+}
+
+test_listxattr_with_buffer_sized_for_visible_names() {
+	touch "$M/f"
+	check_try OK setcow "$M/f" 1
+	check_try OK setxattr "$M/f" "$XNS.a" 1
+	check_eq "$(try getxattr "$L/f" trusted.cowlinkfs.cow)" 1 "hidden flag in the lower list"
+	name=$XNS.a
+	size=$((${#name} + 1))
+	check_try "$size" listxattr_size "$M/f"
+	check_try "$name" listxattr_sized "$M/f" "$size"
+	check_try ERANGE listxattr_sized "$M/f" $((size - 1))
+}
+
+# cow=all would make the open writer's later writes go to both names.
+test_remount_cow_all_with_open_writer_of_shared_file_is_ebusy() {
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	out=/tmp/harden-holdwrite
+	: >"$out"
+	try holdwrite "$M/a" 60 >"$out" &
+	holder=$!
+	trap 'kill $holder 2>/dev/null || true' EXIT
+	wait_for_line "$out" OK
+	check_try EBUSY remount "$M" cow=all
+	grep -q " $M cowlinkfs .*,cow=flag " /proc/mounts ||
+		fail "mode changed: $(grep " $M " /proc/mounts)"
+	stop "$holder"
+	check_try OK remount "$M" cow=all
+	grep -q " $M cowlinkfs .*,cow=all " /proc/mounts ||
+		fail "mode not changed: $(grep " $M " /proc/mounts)"
+	i=$(ino "$M/a")
+	echo x >>"$M/b"
+	check_ne "$(ino "$M/b")" "$i" "written name has a copy"
+	check_eq "$(ino "$M/a")" "$i" "other name keeps its inode"
+	check_eq "$(content "$M/a")" old "other name's bytes"
+}
+
+# A break publishes the name's new lower dentry while the lower directory
+# is still locked: a rename or unlink of the name through the mount racing
+# with the break never finds a lower dentry that is not ours (ESTALE), and
+# the other name keeps its bytes whatever wins.
+test_rename_and_unlink_racing_a_break_never_get_estale() {
+	check_try OK setcow "$M" 1
+	k=0
+	while [ $k -lt 20 ]; do
+		rm -f "$M/a" "$M/b" "$M/c"
+		printf old >"$M/a"
+		ln "$M/a" "$M/b"
+		try append "$M/a" x >/tmp/harden-race &
+		w=$!
+		if [ $((k % 2)) = 0 ]; then
+			got=$(try rename "$M/a" "$M/c")
+		else
+			got=$(try unlink "$M/a")
+		fi
+		wait "$w"
+		check_eq "$got" OK "round $k: rename/unlink racing a break"
+		case $(cat /tmp/harden-race) in
+		OK | ENOENT) ;;
+		*) fail "round $k: the writer got $(cat /tmp/harden-race)" ;;
+		esac
+		check_eq "$(content "$M/b")" old "round $k: the other name's bytes"
+		[ ! -e "$M/a" ] || fail "round $k: a is still there"
+		k=$((k + 1))
+	done
+}
+
+# xfs_setattr_size() clears ATTR_SIZE from the caller's iattr when an empty
+# file is truncated to 0 with ATTR_MTIME|ATTR_CTIME (O_TRUNC, ftruncate);
+# cowlinkfs_setattr() re-tests attr->ia_valid & ATTR_SIZE after
+# notify_change() and skips put_write_access(): the lower inode stays
+# "open for writing" for as long as it is cached.
+# only on: xfs xfsr
+test_truncating_an_empty_file_leaves_no_write_access_behind() {
+	: >"$M/prog"
+	check_try OK open "$M/prog" wt		# O_TRUNC of an existing empty file
+	truncate -s 0 "$M/prog"			# ftruncate(2)
+	cat /bin/true >>"$M/prog"
+	chmod 755 "$M/prog"
+	"$M/prog" || fail "exec through the mount: ETXTBSY (leaked write access)"
+	"$L/prog" || fail "exec on the bare lower: ETXTBSY (leaked write access)"
+	ln "$M/prog" "$M/prog2"
+	check_try OK setcow "$M/prog" 1
+}
+
+# Append-only set through another name (or in the lower dir) after a
+# descriptor was opened: setfl() and do_sys_ftruncate() test IS_APPEND on
+# our per-name inode, whose flags are refreshed only at lookup, and
+# cowlinkfs_real_io() lacks ovl_change_flags()'s IS_APPEND test.
+# only on: ext2 ext3 ext4 xfs xfsr
+test_append_only_set_through_another_name_binds_open_descriptors() {
+	# clearfl FD: F_SETFL without O_APPEND, then write "X" at offset 0
+	clearfl() {
+		perl -MFcntl -MErrno -e '
+			open(my $f, ">>&=", $ARGV[0]) or die "fdopen: $!\n";
+			my $fl = fcntl($f, F_GETFL, 0) or die "F_GETFL: $!\n";
+			if (!fcntl($f, F_SETFL, $fl & ~O_APPEND)) {
+				print $!{EPERM} ? "EPERM\n" : "$!\n";
+				exit 0;
+			}
+			sysseek($f, 0, 0);
+			print defined(syswrite($f, "X")) ? "OK\n" : "$!\n";' "$1"
+	}
+	# ftrunc FD: ftruncate(FD, 0)
+	ftrunc() {
+		perl -MErrno -e '
+			open(my $f, ">>&=", $ARGV[0]) or die "fdopen: $!\n";
+			print truncate($f, 0) ? "OK\n" :
+			    ($!{EPERM} ? "EPERM\n" : "$!\n");' "$1"
+	}
+	trap 'chattr -a "$L/a" "$L/b" "$L/c" 2>/dev/null || true' EXIT
+	# The bare lower first: what the kernel itself does.
+	printf old >"$L/c"
+	exec 3>>"$L/c"
+	chattr +a "$L/c"
+	check_eq "$(clearfl 3)" EPERM "bare fs: F_SETFL clearing O_APPEND"
+	check_eq "$(ftrunc 3)" EPERM "bare fs: ftruncate"
+	exec 3>&-
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	exec 3>>"$M/a"
+	chattr +a "$M/b"
+	check_eq "$(clearfl 3)" EPERM "F_SETFL clearing O_APPEND through a"
+	check_eq "$(ftrunc 3)" EPERM "ftruncate through a"
+	exec 3>&-
+	check_eq "$(content "$M/b")" old "bytes of the append-only file"
+}
+
+# remount cow=all counts writers on our inodes only; a MAP_SHARED writable
+# mapping whose descriptor was closed holds the lower file (vma_set_file())
+# and keeps writing the inode every name shares.
+test_remount_cow_all_with_shared_writable_mapping_is_ebusy() {
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	out=/tmp/review-mmaphold
+	: >"$out"
+	try mmaphold "$M/a" 60 new >"$out" &
+	holder=$!
+	trap 'kill $holder 2>/dev/null || true' EXIT
+	wait_for_line "$out" OK			# mapped, descriptor closed
+	got=$(try remount "$M" cow=all)
+	stop "$holder"
+	check_eq "$got" EBUSY "remount cow=all with a writable mapping of a shared file"
+}
+
+# open(O_TRUNC) and truncate(2) to 0 of a cow link copy every byte first
+# (overlayfs copies none: copy_up.c "if (flags & O_TRUNC) ctx.stat.size = 0").
+# only on: ext4 xfs xfsr tmpfs
+test_truncating_a_cow_link_to_zero_needs_no_space_for_its_data() {
+	check_try OK setcow "$M" 1
+	for f in a c; do
+		head -c 8M /dev/zero | tr '\0' x >"$M/$f"
+		ln "$M/$f" "$M/$f.2"
+	done
+	ia=$(ino "$M/a")
+	sa=$(sum "$M/a.2")
+	sync
+	free=$(stat -f -c '%f %S' "/lower/$FS" | awk '{print int($1 * $2 / 1024)}')
+	trap 'rm -f "$L/fill" "$L/fill2"' EXIT
+	# Leave less free space than the 8 MiB a copy of a would take.
+	fallocate -l "$((free - 16384))K" "$L/fill" || fail "cannot fill the lower fs"
+	dd if=/dev/zero of="$L/fill2" bs=1M count=12 2>/dev/null || true
+	sync
+	left=$(stat -f -c '%f %S' "/lower/$FS" | awk '{print int($1 * $2 / 1024)}')
+	[ "$left" -lt 8192 ] || fail "still $left KiB free"
+	check_try OK open "$M/a" wt
+	check_eq "$(stat -c %s "$M/a")" 0 "a after open(O_TRUNC)"
+	check_ne "$(ino "$M/a")" "$ia" "a has an inode of its own"
+	check_eq "$(sum "$M/a.2")" "$sa" "the other name keeps its bytes"
+	check_try OK truncate "$M/c" 0
+	check_eq "$(stat -c %s "$M/c")" 0 "c after truncate(2)"
+	check_eq "$(stat -c %s "$M/c.2")" 8388608 "the other name keeps its size"
+}
+
+# A copy keeps the inode flags the work dir passed on to the tmpfile when
+# the original has none to copy (copy_fileattr returns early); only
+# PROJINHERIT is cleared from the work dir.
+# only on: ext2 ext3 ext4 xfs xfsr
+test_copy_gets_no_inode_flags_from_the_work_dir() {
+	printf old >"$M/a"
+	check_try OK setcow "$M/a" 1
+	check_try OK setcow "$M" 1
+	ln "$M/a" "$M/b"
+	umount "$M"
+	rm -rf "$L/.cowlinkfs-work"
+	trap 'chattr -S -A -d "$L" 2>/dev/null || true' EXIT
+	chattr +S +A +d "$L"
+	mount_clfs
+	chattr -S -A -d "$L"
+	check_eq "$(lsattr_flags "$L/a" | tr -cd SAd)" "" "the original's flags"
+	echo x >>"$M/a"
+	check_ne "$(ino "$M/a")" "$(ino "$M/b")" "a has a copy of its own"
+	check_eq "$(lsattr_flags "$L/a" | tr -cd SAd)" "" "the copy's flags (sync, noatime, nodump)"
+}
+
+# Lower ioctls that only read but are not in cowlinkfs_ioctl_reads_only()
+# now need write access to the mount and fail on a read-only descriptor
+# of a cow link (EBADF) or on a read-only mount (EROFS).
+# only on: xfs xfsr
+test_read_only_lower_ioctl_through_read_only_descriptor() {
+	geom() {	# XFS_IOC_FSGEOMETRY (_IOR('X', 126, 256 bytes))
+		perl -e 'open(my $f, "<", $ARGV[0]) or die "$!\n";
+			my $b = "\0" x 256;
+			print ioctl($f, 0x8100587e, $b) ? "OK\n" : "$!\n"' "$1"
+	}
+	make_cow_pair
+	check_eq "$(geom "$L/a")" OK "XFS_IOC_FSGEOMETRY on the bare lower"
+	check_eq "$(geom "$M/a")" OK "XFS_IOC_FSGEOMETRY, O_RDONLY, cow link"
+	mount -o remount,ro "$M"
+	check_eq "$(geom "$M/a")" OK "XFS_IOC_FSGEOMETRY on a read-only mount"
+	mount -o remount,rw "$M"
+}
+
+# A read-only descriptor opened before its name was broken still points at
+# the inode the other names keep; the EBADF test looks at the name's new
+# inode, so a changing ioctl goes to the other names' inode.
+# only on: ext2 ext3
+test_ioctl_through_old_read_only_fd_leaves_other_name_alone() {
+	setver() {	# FS_IOC_SETVERSION through fd $1
+		perl -e 'open(my $f, "<&=", $ARGV[0]) or die "$!\n";
+			my $v = pack("q", 4242);
+			print ioctl($f, 0x40087602, $v) ? "OK\n" : "$!\n"' "$1"
+	}
+	make_cow_pair
+	v=$(lsattr -v "$M/b" | awk '{print $1}')
+	exec 3<"$M/a"
+	echo x >>"$M/a"		# a gets its own copy; fd 3 stays on the old inode
+	setver 3 >/dev/null
+	exec 3<&-
+	check_eq "$(lsattr -v "$M/b" | awk '{print $1}')" "$v" "generation of the other name's inode"
+}
+
+# d_revalidate refreshes only the flags of a name's inode; may_setattr()
+# checks ATTR_TOUCH ownership on our cached i_uid before our ->setattr
+# refreshes it: after a chown in the lower dir, the former owner's
+# touch(1) is refused by the lower fs, but only after a copy.
+test_former_owner_touch_after_chown_in_lower_makes_no_copy() {
+	check_try OK setcow "$M" 1
+	printf old >"$M/a"
+	chown 1000:1000 "$M/a"
+	ln "$M/a" "$M/b"
+	exec 3<"$M/a"		# a's inode, with owner 1000, stays cached
+	chown 0:0 "$L/a"	# the administrator fixes ownership in the lower dir
+	i=$(ino "$L/a")
+	if as_user touch -c "$M/a" 2>/dev/null; then
+		fail "uid 1000 touched root's 0644 file"
+	fi
+	check_eq "$(ino "$L/a")" "$i" "a keeps the shared inode"
+	exec 3<&-
+}
