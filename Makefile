@@ -4,6 +4,7 @@
 # rootfs live in $(COWLINKFS_CACHE) (default ~/.cache/cowlinkfs).
 #
 #   make test      build everything needed and run the whole suite in the guest
+#                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only)
 #   make demo      boot the guest and show cowlinkfs at work
 #   make shell     boot the guest to an interactive shell, everything mounted
 #   make module    build fs/cowlinkfs/cowlinkfs.ko against the guest kernel
@@ -11,7 +12,7 @@
 #   make unit      host-side unit tests of tools/
 
 SHELL := /bin/bash
-export ONLY
+export ONLY KERNEL
 CROSS_CC ?= aarch64-linux-gnu-gcc
 CFLAGS_TOOLS := -O2 -Wall -Wextra -Werror -static -I$(CURDIR)/fs/cowlinkfs/uapi
 DESTDIR ?= build/arm64

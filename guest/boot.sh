@@ -25,7 +25,10 @@ for d in "$(rootfs_img):snap" "$run/tests.img" "$run/ext2.img" "$run/ext3.img" \
 done
 
 append="console=ttyAMA0 root=/dev/vda rw init=/sbin/cowlinkfs-init panic=-1 loglevel=5"
-qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m 2048
+# KASAN's shadow and kmemleak's object pool want more memory.
+mem=2048
+[ "$KERNEL" != debug ] || mem=4096
+qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m "$mem"
 	-nographic -no-reboot -nic none -kernel "$image" -append "$append" "${drives[@]}")
 
 say "boot: qemu-system-aarch64 ($mode mode), serial log in $log"

@@ -28,4 +28,4 @@ shell)
 	setsid sh -c 'exec bash -i <>/dev/ttyAMA0 >&0 2>&1'
 	;;
 esac
-dmesg >$T/results/dmesg
+dmesg >>$T/results/dmesg

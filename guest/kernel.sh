@@ -8,7 +8,7 @@ set -eu
 tarball=/usr/src/linux-source-6.1.tar.xz
 src=$COWLINKFS_CACHE/src/linux-source-6.1
 out=$(kernel_dir)
-log=$COWLINKFS_LOGS/kernel.log
+log=$COWLINKFS_LOGS/kernel${KERNEL:+-$KERNEL}.log
 
 if [ -f "$out/.done" ]; then
 	say "kernel: cached in $out"
@@ -31,8 +31,10 @@ mk() {
 }
 
 mkdir -p "$out"
-say "kernel: allnoconfig + guest/kernel.config, log in $log"
-KCONFIG_ALLCONFIG=$COWLINKFS_TOP/guest/kernel.config mk allnoconfig >"$log" 2>&1
+fragment=$out/fragment.config
+kernel_fragment >"$fragment"
+say "kernel: allnoconfig + guest/kernel.config${KERNEL:+ + guest/kernel-$KERNEL.config}, log in $log"
+KCONFIG_ALLCONFIG=$fragment mk allnoconfig >"$log" 2>&1
 
 # A fragment line that did not survive dependency resolution is a bug in the fragment.
 missing=0
@@ -44,7 +46,7 @@ while IFS= read -r line; do
 		echo "kernel: $opt=y did not take effect" >&2
 		missing=1
 	fi
-done <"$COWLINKFS_TOP/guest/kernel.config"
+done <"$fragment"
 [ "$missing" = 0 ] || exit 1
 
 jobs=$(nproc)

@@ -22,11 +22,26 @@ key() {
 	cat "$@" | sha256sum | cut -c1-16
 }
 
+# KERNEL=debug (make test KERNEL=debug) selects the debug kernel: the same
+# source and fragment plus guest/kernel-debug.config.
+: "${KERNEL:=}"
+case $KERNEL in
+"" | debug) ;;
+*) echo "KERNEL=$KERNEL: only KERNEL=debug is known" >&2; exit 1 ;;
+esac
+export KERNEL
+
+# kernel_fragment: the config fragment of the selected kernel, on stdout.
+kernel_fragment() {
+	cat "$COWLINKFS_TOP/guest/kernel.config"
+	[ "$KERNEL" != debug ] || cat "$COWLINKFS_TOP/guest/kernel-debug.config"
+}
+
 # kernel_key: the cache key of the built kernel (source package, fragment, compiler).
 kernel_key() {
 	{
 		dpkg-query -W -f='${Version}' linux-source-6.1
-		cat "$COWLINKFS_TOP/guest/kernel.config"
+		kernel_fragment
 		"${CROSS_COMPILE}gcc" --version | head -n 1
 	} | sha256sum | cut -c1-16
 }

@@ -10,7 +10,7 @@ set -eu
 L=$COWLINKFS_LOGS
 passed=0
 failed=0
-splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task .* blocked|Call trace:|general protection|Kernel panic'
+splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task .* blocked|Call trace:|general protection|Kernel panic|KASAN|KFENCE|ODEBUG|UBSAN'
 
 runs="unit test crash2"
 [ -z "${ONLY:-}" ] || runs="unit test"
