@@ -99,29 +99,27 @@ result() {
 		sed 's/^/# /' /tmp/test.log | tail -n 30 | tee -a $R/tap
 	fi
 }
-if [ -z "$only" ]; then
-	kl=/sys/kernel/debug/kmemleak
-	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
-	if [ -e $kl ]; then
-		# Twice, past kmemleak's minimum object age, as its docs advise.
-		echo scan >$kl
-		sleep 6
-		echo scan >$kl
-		cat $kl >$R/kmemleak
-		awk '/^unreferenced object/ { o = $0 } /cowlinkfs/ && o { print o; o = "" }' \
-			$R/kmemleak >/tmp/test.log
-		[ ! -s /tmp/test.log ] || grep -B2 -A20 cowlinkfs $R/kmemleak >>/tmp/test.log
-		result "$([ -s /tmp/test.log ] && echo 1 || echo 0)" "kmemleak/no_leak_from_cowlinkfs"
-	fi
-	dmesg -C
-	rmmod cowlinkfs >/tmp/test.log 2>&1
-	rc=$?
-	dmesg >/tmp/dmesg.log
-	cat /tmp/dmesg.log >>$R/dmesg
-	if grep -qE "$splat|still has objects" /tmp/dmesg.log; then
-		rc=1
-		cat /tmp/dmesg.log >>/tmp/test.log
-	fi
-	result $rc "module/unloads_with_nothing_left_allocated"
+kl=/sys/kernel/debug/kmemleak
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+if [ -e $kl ]; then
+	# Twice, past kmemleak's minimum object age, as its docs advise.
+	echo scan >$kl
+	sleep 6
+	echo scan >$kl
+	cat $kl >$R/kmemleak
+	awk '/^unreferenced object/ { o = $0 } /cowlinkfs/ && o { print o; o = "" }' \
+		$R/kmemleak >/tmp/test.log
+	[ ! -s /tmp/test.log ] || grep -B2 -A20 cowlinkfs $R/kmemleak >>/tmp/test.log
+	result "$([ -s /tmp/test.log ] && echo 1 || echo 0)" "kmemleak/no_leak_from_cowlinkfs"
 fi
+dmesg -C
+rmmod cowlinkfs >/tmp/test.log 2>&1
+rc=$?
+dmesg >/tmp/dmesg.log
+cat /tmp/dmesg.log >>$R/dmesg
+if grep -qE "$splat|still has objects" /tmp/dmesg.log; then
+	rc=1
+	cat /tmp/dmesg.log >>/tmp/test.log
+fi
+result $rc "module/unloads_with_nothing_left_allocated"
 echo "1..$n" | tee -a $R/tap

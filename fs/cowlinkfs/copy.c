@@ -534,17 +534,26 @@ static int cowlinkfs_do_break(struct inode *inode, loff_t size)
  *
  * Unlinked or renamed over, through the mount or directly in the lower
  * directory: its lower dentry is unhashed then, while a rename of the name
- * only moves it.
+ * only moves it.  The answer is taken under the lower parent's lock: an
+ * unlink drops the link count in ->unlink() and unhashes the dentry only
+ * after, so without the lock a writer could see one link and a name that
+ * is still there, and write to the inode the other names keep.
  *
  * Return: true if the name is gone.
  */
 bool cowlinkfs_name_gone(struct inode *inode)
 {
+	struct path lowerpath;
+	struct dentry *parent;
 	bool gone;
 
-	rcu_read_lock();
-	gone = d_unhashed(cowlinkfs_lower_peek(inode));
-	rcu_read_unlock();
+	cowlinkfs_lower_path(inode, &lowerpath);
+	parent = dget_parent(lowerpath.dentry);
+	inode_lock_nested(d_inode(parent), I_MUTEX_PARENT);
+	gone = d_unhashed(lowerpath.dentry);
+	inode_unlock(d_inode(parent));
+	dput(parent);
+	path_put(&lowerpath);
 	return gone;
 }
 
