@@ -861,6 +861,32 @@ static int new_obj(int n, mode_t cmode)
 }
 
 /*
+ * The first change through a descriptor of a name opened without a break
+ * breaks it (in the model as in cowlinkfs): the object to change now.
+ */
+static struct obj *first_change(int n, int *pending)
+{
+	if (*pending) {
+		break_name(n);
+		*pending = 0;
+	}
+	return &objs[names[n]];
+}
+
+/* A write through a read-only descriptor gets EBADF; others write all. */
+static int write_refused(int acc, long ret, size_t len, const char *what)
+{
+	if (acc == O_RDONLY) {
+		expect(ret, EBADF, what);
+		return 1;
+	}
+	expect(ret, 0, what);
+	if ((size_t)ret != len)
+		fail("%s: wrote %ld of %zu bytes", what, ret, len);
+	return 0;
+}
+
+/*
  * The descriptor part of op_open: what is done through one open file.
  * @n: the name, @fl: open flags, @pending: a write-only open, whose
  * break waits for the first change.
@@ -889,18 +915,9 @@ static void fd_actions(int fd, int n, int fl, int pending)
 			lg("; write %zu%s", len, fl & O_APPEND ? " (append)" : "");
 			ret = write(fd, wbuf, len);
 			snprintf(what, sizeof(what), "write %zu to %s", len, nm(n));
-			if (acc == O_RDONLY) {
-				expect(ret, EBADF, what);
+			if (write_refused(acc, ret, len, what))
 				continue;
-			}
-			expect(ret, 0, what);
-			if ((size_t)ret != len)
-				fail("%s: wrote %ld of %zu bytes", what, ret, len);
-			if (pending) {
-				break_name(n);
-				pending = 0;
-				o = &objs[names[n]];
-			}
+			o = first_change(n, &pending);
 			m_write(o, off, wbuf, len);
 			pos = off + len;
 		} else if (r < 50 && !excluded("pwrite")) {
@@ -918,18 +935,9 @@ static void fd_actions(int fd, int n, int fl, int pending)
 			lg("; pwrite %zu@%zu", len, off);
 			ret = pwrite(fd, wbuf, len, off);
 			snprintf(what, sizeof(what), "pwrite %zu@%zu to %s", len, off, nm(n));
-			if (acc == O_RDONLY) {
-				expect(ret, EBADF, what);
+			if (write_refused(acc, ret, len, what))
 				continue;
-			}
-			expect(ret, 0, what);
-			if ((size_t)ret != len)
-				fail("%s: wrote %ld of %zu bytes", what, ret, len);
-			if (pending) {
-				break_name(n);
-				pending = 0;
-				o = &objs[names[n]];
-			}
+			o = first_change(n, &pending);
 			m_write(o, off, wbuf, len);
 		} else if (r < 58 && !excluded("lseek")) {
 			off = chance(70) ? rnd(o->size + 1) : o->size + rnd(8192);
@@ -970,11 +978,7 @@ static void fd_actions(int fd, int n, int fl, int pending)
 				continue;
 			}
 			expect(ret, 0, what);
-			if (pending) {
-				break_name(n);
-				pending = 0;
-				o = &objs[names[n]];
-			}
+			o = first_change(n, &pending);
 			m_truncate(o, len);
 		} else if (r < 90 && !excluded("fallocate")) {
 			int keep = chance(30) ? FALLOC_FL_KEEP_SIZE : 0;
@@ -1001,11 +1005,7 @@ static void fd_actions(int fd, int n, int fl, int pending)
 				continue;
 			}
 			expect(ret, 0, what);
-			if (pending) {
-				break_name(n);
-				pending = 0;
-				o = &objs[names[n]];
-			}
+			o = first_change(n, &pending);
 			if (!keep && off + len > o->size)
 				o->size = off + len;
 			o->mtime_known = 0;
