@@ -598,3 +598,268 @@ test_former_owner_touch_after_chown_in_lower_makes_no_copy() {
 	check_eq "$(ino "$L/a")" "$i" "a keeps the shared inode"
 	exec 3<&-
 }
+
+# A clone into a cow link on a lower fs without reflink is refused by the
+# lower fs; the refusal must come before the break, not after a copy.
+# only on: ext2 ext3 ext4 tmpfs
+test_clone_into_cow_link_without_lower_reflink_makes_no_copy() {
+	make_cow_pair
+	printf src >"$M/src"
+	i=$(ino "$M/a")
+	want=$(try clone "$L/src" "$L/src2")
+	check_ne "$want" OK "FICLONE on the bare lower"
+	check_try "$want" clone "$M/src" "$M/a"
+	check_no_copy "$i" "refused clone"
+	check_eq "$(content "$M/a")" old "bytes after a refused clone"
+}
+
+# ftrunc_fd FD: ftruncate(FD, 0) on the shell's descriptor FD (write-only)
+ftrunc_fd() {
+	perl -MErrno -e 'open(my $f, ">>&=", $ARGV[0]) or die "fdopen: $!\n";
+		print truncate($f, 0) ? "OK\n" :
+		    $!{ESTALE} ? "ESTALE\n" : "$!\n"' "$1"
+}
+
+# A descriptor of a name that was removed since it was opened still points
+# at the inode the other names keep.  write() gives it an unnamed copy
+# (cowlinkfs_break_writer), but cowlinkfs_setattr() breaks with
+# cowlinkfs_break_size(), which takes "one link left" for "the inode is this
+# name's": ftruncate() through the descriptor, or a truncating open of
+# /proc/self/fd/N, truncates the other name.  With two other names the
+# break finds the name unhashed and ftruncate() fails with ESTALE, after a copy.
+test_truncating_through_a_removed_names_descriptor_leaves_other_names() {
+	make_cow_pair
+	exec 3>>"$M/a"
+	rm "$M/a"
+	check_eq "$(ftrunc_fd 3)" OK "ftruncate through the descriptor of a removed name"
+	exec 3>&-
+	check_eq "$(content "$M/b")" old "the other name's bytes after ftruncate"
+
+	printf old >"$M/c"
+	ln "$M/c" "$M/d"
+	exec 4<"$M/c"
+	rm "$M/c"
+	sh -c ': >/proc/self/fd/4' || fail "truncating open of /proc/self/fd/4"
+	exec 4<&-
+	check_eq "$(content "$M/d")" old "the other name's bytes after open(O_TRUNC)"
+
+	printf old >"$M/e"
+	ln "$M/e" "$M/f"
+	ln "$M/e" "$M/g"
+	exec 3>>"$M/e"
+	rm "$M/e"
+	check_eq "$(ftrunc_fd 3)" OK "ftruncate with two other names left"
+	exec 3>&-
+	check_eq "$(content "$M/f")" old "the other names' bytes"
+}
+
+# The same through a read-only descriptor and a lower ioctl that writes:
+# cowlinkfs_ro_fd_shared() refuses (EBADF) only a moved descriptor or a
+# shared inode, and a removed name's inode with one other name left has
+# one link.  FS_IOC_SETVERSION changes the other name's inode.
+# only on: ext2 ext3
+test_ioctl_through_read_only_fd_of_removed_name_leaves_other_name() {
+	setver() {	# FS_IOC_SETVERSION through fd $1
+		perl -e 'open(my $f, "<&=", $ARGV[0]) or die "$!\n";
+			my $v = pack("q", 4242);
+			print ioctl($f, 0x40087602, $v) ? "OK\n" : "$!\n"' "$1"
+	}
+	make_cow_pair
+	v=$(lsattr -v "$M/b" | awk '{print $1}')
+	exec 3<"$M/a"
+	rm "$M/a"
+	setver 3 >/dev/null
+	exec 3<&-
+	check_eq "$(lsattr -v "$M/b" | awk '{print $1}')" "$v" "generation of the other name's inode"
+}
+
+# open(O_TRUNC) breaks the link with a copy of size 0 before the lower file
+# is opened; when that open then fails (O_DIRECT on tmpfs: EINVAL), the
+# call fails but the name has already lost its bytes.  The bare fs fails
+# the same open before truncating anything.
+# only on: tmpfs
+test_failed_truncating_open_loses_no_bytes() {
+	odirect_trunc() {	# open(O_RDWR|O_TRUNC|O_DIRECT): OK or the errno name
+		perl -MFcntl -MErrno -e '
+			if (sysopen(my $f, $ARGV[0], O_RDWR | O_TRUNC | O_DIRECT)) {
+				print "OK\n";
+			} else {
+				print $!{EINVAL} ? "EINVAL\n" : "$!\n";
+			}' "$1"
+	}
+	printf old >"$L/c"
+	check_eq "$(odirect_trunc "$L/c")" EINVAL "bare tmpfs"
+	check_eq "$(content "$L/c")" old "bare tmpfs keeps the bytes"
+	make_cow_pair
+	check_eq "$(odirect_trunc "$M/a")" EINVAL "through the mount"
+	check_eq "$(content "$M/a")" old "bytes of the name whose open failed"
+	check_eq "$(content "$M/b")" old "bytes of the other name"
+}
+
+# cowlinkfs_set_cow() checks inode_owner_or_capable() on the name's own
+# cowlinkfs inode, whose i_uid is refreshed only by operations on that
+# name: after root took the file over through its other name, the former
+# owner sets the flag through a descriptor opened while it owned the file.
+# The bare fs's chattr through an old descriptor is refused (EPERM).
+test_former_owner_cannot_set_the_flag_through_an_old_descriptor() {
+	printf old >"$M/a"
+	chown 1000:1000 "$M/a"
+	ln "$M/a" "$M/b"
+	out=/tmp/review-setcow
+	rm -f "$out" "$out.go"
+	# shellcheck disable=SC2016
+	as_user perl -MErrno -e '
+		$| = 1;
+		open(my $f, "<", $ARGV[0]) or die "open: $!\n";
+		print "OPEN\n";
+		select(undef, undef, undef, 0.1) until -e $ARGV[1];
+		my $v = pack("i", 1);
+		print ioctl($f, 0x400466c1, $v) ? "OK\n" :
+		    $!{EPERM} ? "EPERM\n" : "$!\n";' "$M/a" "$out.go" >"$out" &
+	pid=$!
+	trap 'kill $pid 2>/dev/null || true' EXIT
+	wait_for_line "$out" OPEN
+	chown 0:0 "$M/b"	# root takes the file over (no flag: no copy)
+	touch "$out.go"
+	wait "$pid"
+	check_eq "$(sed -n 2p "$out")" EPERM "COWLINK_IOC_SETCOW by the former owner"
+	check_try ENODATA getxattr "$L/a" trusted.cowlinkfs.cow
+}
+
+# cowlinkfs_xattr_check() tests ownership for ACL changes on the name's
+# cowlinkfs inode without refreshing it (cowlinkfs_setattr() does refresh,
+# see t_harden.sh's touch test): the former owner's ACL removal passes our
+# check, copies the file, and only then is refused by the lower fs.
+test_former_owners_acl_removal_makes_no_copy() {
+	check_try OK setcow "$M" 1
+	printf old >"$M/a"
+	chown 1000:1000 "$M/a"
+	setfacl -m u:1:r "$M/a"
+	ln "$M/a" "$M/b"
+	exec 3<"$M/a"		# a's inode, owned by 1000, stays in memory
+	chown 0:0 "$L/a"	# ownership moves to root in the lower dir
+	i=$(ino "$L/a")
+	check_eq "$(as_user try removexattr "$M/a" system.posix_acl_access)" EPERM \
+		"former owner removing the ACL"
+	check_eq "$(ino "$L/a")" "$i" "a keeps the shared inode"
+	check_eq "$(ls -A "$L/.cowlinkfs-work")" "" "work dir"
+	exec 3<&-
+}
+
+# chown() always asks to kill setuid/setgid (ATTR_KILL_S*ID).  notify_change()
+# turns that into ATTR_MODE from our cached i_mode; when that is stale (the
+# setuid bit was set through the other name before the file became COW),
+# cowlinkfs_attr_changes() sees no change and makes no copy, and the lower
+# notify_change() then clears setuid on the inode the other name keeps.
+test_chown_to_same_owner_keeps_setuid_of_the_other_name() {
+	printf old >"$M/a"
+	chmod 755 "$M/a"
+	ln "$M/a" "$M/b"
+	exec 3<"$M/a"			# a's inode stays in memory, mode 755
+	chmod 4755 "$M/b"		# not COW yet: the shared inode, no copy
+	check_try OK setcow "$M/b" 1
+	i=$(ino "$L/a")
+	check_try OK chown "$M/a" 0 0	# clears setuid, on a's own copy only
+	exec 3<&-
+	check_eq "$(mode "$M/b")" 4755 "the other name keeps its setuid bit"
+	check_ne "$(ino "$M/a")" "$i" "a has a copy of its own"
+	check_eq "$(mode "$M/a")" 755 "a's setuid bit is cleared"
+}
+
+# A truncation copies only what it keeps, so the copy already has the new
+# size and the lower notify_change() sees none: truncate(2), which passes
+# no ATTR_MTIME (the fs marks the times only when the size changes), leaves
+# the old mtime.  POSIX and the bare fs mark st_mtime.
+test_truncate_to_a_smaller_size_marks_mtime() {
+	make_cow_pair
+	touch -d @1000000000 "$L/a"
+	check_try OK truncate "$M/a" 1
+	check_eq "$(content "$M/a")" o "bytes after truncate(2)"
+	check_ne "$(stat -c %Y "$M/a")" 1000000000 "mtime after truncate(2) to a smaller size"
+	check_eq "$(stat -c %Y "$M/b")" 1000000000 "the other name's mtime"
+}
+
+# The work directory found at mount is given back to the mounter, but what
+# is in it stays if it is a directory (cowlinkfs_clean_workdir() skips
+# them).  cowlinkfs_install() links the copy in as "#<inode number>": a
+# directory planted under that name before the mount makes the break fail
+# with EEXIST.  tmpfs hands out inode numbers in sequence, so the names are
+# easy to plant.
+# only on: tmpfs
+test_directories_left_in_work_dir_do_not_block_breaks() {
+	umount "$M"
+	w=$L/.cowlinkfs-work
+	touch "$L/probe"
+	p=$(ino "$L/probe")
+	rm "$L/probe"
+	chmod 777 "$w"		# whoever could write there before the mount
+	k=1
+	while [ $k -le 32 ]; do
+		as_user mkdir "$w/#$(printf %x $((p + 32 + k)))"
+		k=$((k + 1))
+	done
+	mount_clfs
+	make_cow_pair
+	i=$(ino "$M/a")
+	echo x >>"$M/a" || fail "write to a cow link"
+	check_ne "$(ino "$M/a")" "$i" "a has a copy of its own"
+	check_eq "$(content "$M/b")" old "the other name's bytes"
+}
+
+# Lower ioctls are taken as writing unless _IOC_DIR is _IOC_READ.  TCGETS
+# (isatty(), _IOC_NONE) on a write-only descriptor breaks the link though
+# nothing is written, and on a read-only descriptor of a cow link it gets
+# EBADF (EROFS on a read-only mount) instead of the lower fs's ENOTTY.
+test_isatty_on_a_cow_link_makes_no_copy_and_gets_enotty() {
+	tcgets() {	# TCGETS through the read-only fd $1
+		perl -MErrno -e 'open(my $f, "<&=", $ARGV[0]) or die "$!\n";
+			my $b = "\0" x 256;
+			print ioctl($f, 0x5401, $b) ? "OK\n" :
+			    $!{ENOTTY} ? "ENOTTY\n" : $!{EBADF} ? "EBADF\n" : "$!\n"' "$1"
+	}
+	make_cow_pair
+	i=$(ino "$M/a")
+	exec 3>>"$M/a"
+	if [ -t 3 ]; then
+		fail "a regular file is a terminal"
+	fi
+	exec 3>&-
+	check_no_copy "$i" "isatty() on a write-only descriptor"
+	exec 3<"$M/a"
+	check_eq "$(tcgets 3)" ENOTTY "TCGETS on a read-only descriptor"
+	exec 3<&-
+}
+
+# A break writes the copy under the writer's RLIMIT_FSIZE: its first step
+# (notify_change(ATTR_SIZE) on the temp file) sends SIGXFSZ, which kills a
+# writer that changes one byte at offset 0 of a file larger than its limit.
+# The bare fs lets that write through; the doc promises EFBIG at worst.
+test_break_under_small_file_size_limit_does_not_kill_the_writer() {
+	limited_write() {	# pwrite "y" at 0 of $1 with a 512 KiB (dash) limit
+		sh -c 'ulimit -f 1024 && exec try write "$1" 0 y' sh "$1" 2>/dev/null || true
+	}
+	head -c 4M /dev/zero | tr '\0' x >"$L/c"
+	check_eq "$(limited_write "$L/c")" OK "bare lower"
+	check_try OK setcow "$M" 1
+	head -c 4M /dev/zero | tr '\0' x >"$M/a"
+	ln "$M/a" "$M/b"
+	got=$(limited_write "$M/a")
+	case $got in
+	OK | EFBIG) ;;
+	*) fail "writer under RLIMIT_FSIZE got '$got' (killed by SIGXFSZ)" ;;
+	esac
+	check_eq "$(head -c 1 "$M/b")" x "the other name's first byte"
+}
+
+# An xattr in a namespace the lower fs has no handler for is refused by the
+# lower fs (EOPNOTSUPP) only after the break: cowlinkfs_xattr_check() lets
+# every getxattr error but ENODATA through to the break ("let the lower fs
+# answer").  The doc's security model: EOPNOTSUPP makes no copy.
+test_xattr_the_lower_fs_has_no_namespace_for_makes_no_copy() {
+	make_cow_pair
+	i=$(ino "$M/a")
+	printf src >"$L/src"
+	check_try EOPNOTSUPP setxattr "$L/src" foo.bar 1
+	check_try EOPNOTSUPP setxattr "$M/a" foo.bar 1
+	check_no_copy "$i" "xattr in an unknown namespace"
+}

@@ -13,6 +13,7 @@
 #include <linux/fileattr.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
@@ -368,6 +369,33 @@ static int cowlinkfs_copy_inode(struct path *old, struct file *new,
 	return err;
 }
 
+/*
+ * A free name for a copy in the work directory, which the caller holds
+ * locked: "#<inode number>", or with a random suffix if something that
+ * the cleanup at mount could not remove (a directory planted there before
+ * the mount, where inode numbers are easy to guess) has that name.
+ */
+static struct dentry *cowlinkfs_work_entry(struct dentry *work,
+					   unsigned long ino)
+{
+	struct dentry *wd;
+	char name[40];
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		if (i)
+			snprintf(name, sizeof(name), "#%lx.%08x", ino,
+				 get_random_u32());
+		else
+			snprintf(name, sizeof(name), "#%lx", ino);
+		wd = lookup_one_len(name, work, strlen(name));
+		if (IS_ERR(wd) || d_is_negative(wd))
+			return wd;
+		dput(wd);
+	}
+	return ERR_PTR(-EEXIST);
+}
+
 /**
  * cowlinkfs_install - put a finished copy in place of a name
  * @inode: cowlinkfs inode of the name
@@ -391,12 +419,10 @@ static int cowlinkfs_install(struct inode *inode, struct dentry *tmp,
 	struct cowlinkfs_inode *ci = CLI(inode);
 	struct dentry *work = CLSB(inode->i_sb)->workdir;
 	struct dentry *wd, *trap, *oldlower = NULL;
-	char name[24];
 	int err;
 
-	snprintf(name, sizeof(name), "#%lx", d_inode(tmp)->i_ino);
 	inode_lock_nested(d_inode(work), I_MUTEX_PARENT);
-	wd = lookup_one_len(name, work, strlen(name));
+	wd = cowlinkfs_work_entry(work, d_inode(tmp)->i_ino);
 	if (IS_ERR(wd)) {
 		inode_unlock(d_inode(work));
 		return PTR_ERR(wd);
@@ -487,6 +513,13 @@ static int cowlinkfs_make_copy(struct super_block *sb, struct path *lower,
 		return err;
 	/* What a truncation that follows would throw away is not copied. */
 	stat.size = min(stat.size, size);
+	/*
+	 * The copy is written under the caller's RLIMIT_FSIZE, whose
+	 * SIGXFSZ would kill a caller that only meant to change a byte:
+	 * refuse a copy beyond the limit with EFBIG alone.
+	 */
+	if (stat.size > rlimit(RLIMIT_FSIZE))
+		return -EFBIG;
 	cred = cowlinkfs_copy_creds(&stat);
 	if (!cred)
 		return -ENOMEM;
@@ -528,31 +561,29 @@ static int cowlinkfs_do_break(struct inode *inode, loff_t size)
 	return err;
 }
 
-/**
- * cowlinkfs_name_gone - was the name removed from the lower directory?
- * @inode: cowlinkfs inode of a name
- *
- * Unlinked or renamed over, through the mount or directly in the lower
- * directory: its lower dentry is unhashed then, while a rename of the name
- * only moves it.  The answer is taken under the lower parent's lock: an
- * unlink drops the link count in ->unlink() and unhashes the dentry only
- * after, so without the lock a writer could see one link and a name that
- * is still there, and write to the inode the other names keep.
- *
- * Return: true if the name is gone.
+/*
+ * Was the name removed from the lower directory (unlinked or renamed
+ * over, through the mount or directly), since it was looked up?  Its lower
+ * dentry is unhashed then, while a rename only moves it.  An unlink drops
+ * the link count in ->unlink() and unhashes the dentry only after, so a
+ * name that is still hashed while its inode has one link is looked at
+ * again under the lower parent's lock, which the unlink holds throughout.
  */
-bool cowlinkfs_name_gone(struct inode *inode)
+static bool cowlinkfs_name_gone(struct inode *inode)
 {
 	struct path lowerpath;
 	struct dentry *parent;
 	bool gone;
 
 	cowlinkfs_lower_path(inode, &lowerpath);
-	parent = dget_parent(lowerpath.dentry);
-	inode_lock_nested(d_inode(parent), I_MUTEX_PARENT);
 	gone = d_unhashed(lowerpath.dentry);
-	inode_unlock(d_inode(parent));
-	dput(parent);
+	if (!gone && d_inode(lowerpath.dentry)->i_nlink <= 1) {
+		parent = dget_parent(lowerpath.dentry);
+		inode_lock_nested(d_inode(parent), I_MUTEX_PARENT);
+		gone = d_unhashed(lowerpath.dentry);
+		inode_unlock(d_inode(parent));
+		dput(parent);
+	}
 	path_put(&lowerpath);
 	return gone;
 }
@@ -619,14 +650,30 @@ out_drop:
 	return ERR_PTR(err);
 }
 
-/* Has the name's lower inode a single link?  Peeks at the lower dentry. */
-static bool cowlinkfs_single_link(struct inode *inode)
+/**
+ * cowlinkfs_lower_shared - may other names see a change of the name's inode?
+ * @inode: cowlinkfs inode of a name
+ *
+ * They may if the lower inode has more than one link, and also if it has
+ * one that is not this name's: the name was removed (unlinked or renamed
+ * over) since it was looked up, and a descriptor or a /proc/self/fd link
+ * still reaches it.  The inode lives on under the other name then, which
+ * must not see a change made through this one.  Peeks at the lower dentry
+ * under RCU, since a break may drop it; an unlink racing with the peek can
+ * be caught only under the lower parent's lock (cowlinkfs_name_gone()).
+ *
+ * Return: true if other names share the inode.
+ */
+bool cowlinkfs_lower_shared(struct inode *inode)
 {
+	struct dentry *lower;
+	unsigned int nlink;
 	bool ret;
 
-	/* A break may drop the old lower dentry meanwhile; it is freed by RCU. */
 	rcu_read_lock();
-	ret = READ_ONCE(cowlinkfs_lower_inode(inode)->i_nlink) <= 1;
+	lower = cowlinkfs_lower_peek(inode);
+	nlink = READ_ONCE(d_inode(lower)->i_nlink);
+	ret = nlink > 1 || (nlink == 1 && d_unhashed(lower));
 	rcu_read_unlock();
 	return ret;
 }
@@ -641,11 +688,14 @@ static int cowlinkfs_needs_break(struct inode *inode)
 	struct inode *real = cowlinkfs_lower_inode(inode);
 	int cow;
 
-	if (real->i_nlink <= 1)
+	if (!cowlinkfs_lower_shared(inode))
 		return 0;
 	cow = cowlinkfs_is_cow(inode);
 	if (cow <= 0)
 		return cow;
+	/* No name to put a copy at: the caller decides (see break_writer). */
+	if (cowlinkfs_name_gone(inode))
+		return -ESTALE;
 	if (IS_APPEND(real) || IS_IMMUTABLE(real))
 		return -EPERM;
 	/*
@@ -671,7 +721,8 @@ static int cowlinkfs_needs_break(struct inode *inode)
  * name are serialised and make a single copy; the other names of the file
  * keep the old inode.  On any error (ENOSPC, EDQUOT, EIO, a fatal signal)
  * the name still holds the old inode and the unnamed temp file just goes
- * away.
+ * away.  A name that was removed while its inode lives on under another
+ * name cannot be broken: ESTALE, before anything is copied.
  *
  * Return: 0 or a negative errno.
  */
@@ -686,7 +737,7 @@ int cowlinkfs_break_size(struct dentry *dentry, loff_t size)
 
 	if (!S_ISREG(inode->i_mode))
 		return 0;
-	if (cowlinkfs_single_link(inode)) {
+	if (!cowlinkfs_lower_shared(inode)) {
 		/*
 		 * A break of this name may have renamed the copy over the
 		 * name without having published it in ci->lower yet: the
@@ -740,4 +791,35 @@ out_drop:
 int cowlinkfs_break(struct dentry *dentry)
 {
 	return cowlinkfs_break_size(dentry, LLONG_MAX);
+}
+
+/**
+ * cowlinkfs_break_writer - break the link of a name a file is written through
+ * @dentry: cowlinkfs dentry the file was opened through
+ * @size: as for cowlinkfs_break_size()
+ *
+ * A writer holds a lower file on the inode its name had when it was
+ * looked up.  If the name was removed since, a break has nothing to put a
+ * copy at, or finds nothing to do because the inode has one link left,
+ * which is another name's; either way the writer must not write to it.
+ *
+ * Return: 0 when the name's lower inode is the writer's to write, 1 when
+ * the name is gone (the caller gives the writer an unnamed copy, see
+ * cowlinkfs_copy_unlinked()), or a negative errno.
+ */
+int cowlinkfs_break_writer(struct dentry *dentry, loff_t size)
+{
+	struct inode *inode = d_inode(dentry);
+	int err = cowlinkfs_break_size(dentry, size);
+
+	if (!err) {
+		/* Writes to a file that is not COW reach every name anyway. */
+		err = cowlinkfs_is_cow(inode);
+		if (err <= 0)
+			return err;
+		err = 0;
+	} else if (err != -ESTALE) {
+		return err;
+	}
+	return cowlinkfs_name_gone(inode) ? 1 : err;
 }

@@ -165,6 +165,7 @@ bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
 /* file.c */
 extern const struct file_operations cowlinkfs_file_fops;
 int cowlinkfs_open(struct inode *inode, struct file *file);
+int cowlinkfs_truncate_path(struct file *file, loff_t size, struct path *path);
 int cowlinkfs_release(struct inode *inode, struct file *file);
 loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence);
 int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
@@ -185,7 +186,8 @@ int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
 			   struct inode *new_dir);
 int cowlinkfs_break_size(struct dentry *dentry, loff_t size);
 int cowlinkfs_break(struct dentry *dentry);
-bool cowlinkfs_name_gone(struct inode *inode);
+bool cowlinkfs_lower_shared(struct inode *inode);
+int cowlinkfs_break_writer(struct dentry *dentry, loff_t size);
 struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
 				     const struct cred *cred);
 int cowlinkfs_clean_workdir(struct super_block *sb);

@@ -48,9 +48,24 @@ static struct file *cowlinkfs_open_real(struct file *file)
 	return real;
 }
 
+/* Is the file's lower inode no longer the one its name has? */
+static bool cowlinkfs_real_moved(struct file *file)
+{
+	bool moved;
+
+	/* A break may drop the old lower dentry meanwhile; RCU frees it. */
+	rcu_read_lock();
+	moved = file_inode(cowlinkfs_real(file)) !=
+		cowlinkfs_lower_inode(file_inode(file));
+	rcu_read_unlock();
+	return moved;
+}
+
 /**
- * cowlinkfs_prepare_write - break the link before a file is first changed
+ * cowlinkfs_prepare_change - break the link before a file is first changed
  * @file: cowlinkfs file about to be written, truncated or mapped shared
+ * @size: the size the change leaves the file, LLONG_MAX if it keeps all
+ *	  of it (see cowlinkfs_break_size())
  *
  * Breaks the link of the name @file was opened through if that is still
  * needed, and moves @file onto the name's current lower inode, so that
@@ -58,26 +73,20 @@ static struct file *cowlinkfs_open_real(struct file *file)
  *
  * Return: 0 or a negative errno; on error nothing was changed.
  */
-static int cowlinkfs_prepare_write(struct file *file)
+static int cowlinkfs_prepare_change(struct file *file, loff_t size)
 {
 	struct cowlinkfs_file *cf = CLF(file);
 	struct inode *inode = file_inode(file);
 	struct file *real;
-	bool moved;
 	int err;
 
 	/* Pairs with the release below: a clear @pending means a final @real. */
 	if (likely(!smp_load_acquire(&cf->pending)))
 		return 0;
-	/*
-	 * Checked after the break too: a break finds nothing to do once an
-	 * unlink of the name leaves the inode one link, which is another
-	 * name's.  Once the check passes, the inode is this name's alone.
-	 */
-	err = cowlinkfs_break(file_dentry(file));
-	if (!err && cowlinkfs_name_gone(inode))
-		err = -ESTALE;
-	if (err == -ESTALE && cowlinkfs_name_gone(inode)) {
+	err = cowlinkfs_break_writer(file_dentry(file), size);
+	if (err < 0)
+		return err;
+	if (err) {
 		/* The name was unlinked or renamed over since open(). */
 		real = cowlinkfs_copy_unlinked(inode, cowlinkfs_real(file),
 					       file->f_cred);
@@ -85,18 +94,13 @@ static int cowlinkfs_prepare_write(struct file *file)
 			return PTR_ERR(real);
 		goto swap;
 	}
-	if (err)
-		return err;
 
 	/*
 	 * Another writer may have broken the name after open() looked up
 	 * the lower inode: follow the name even if we copied nothing.
 	 */
 	real = NULL;
-	rcu_read_lock();
-	moved = file_inode(cowlinkfs_real(file)) != cowlinkfs_lower_inode(inode);
-	rcu_read_unlock();
-	if (moved) {
+	if (cowlinkfs_real_moved(file)) {
 		real = cowlinkfs_open_real(file);
 		if (IS_ERR(real))
 			return PTR_ERR(real);
@@ -120,21 +124,69 @@ swap:
 	return 0;
 }
 
+static int cowlinkfs_prepare_write(struct file *file)
+{
+	return cowlinkfs_prepare_change(file, LLONG_MAX);
+}
+
+/**
+ * cowlinkfs_truncate_path - where a truncation through a file goes
+ * @file: cowlinkfs file truncated by ftruncate() or open(O_TRUNC)
+ * @size: the size it leaves
+ * @path: set to the lower file's path, with a reference
+ *
+ * A truncation through a descriptor goes where its writes go: its first
+ * change breaks the name's link, copying only what the truncation keeps,
+ * and a descriptor of a name removed since it was opened changes only an
+ * unnamed copy of its own, never the inode other names keep.
+ *
+ * Return: 0 or a negative errno.
+ */
+int cowlinkfs_truncate_path(struct file *file, loff_t size, struct path *path)
+{
+	int err = cowlinkfs_prepare_change(file, size);
+
+	if (err)
+		return err;
+	*path = cowlinkfs_real(file)->f_path;
+	path_get(path);
+	return 0;
+}
+
 /*
  * Must the name be broken (again) before its lower file is opened for
  * writing?  The name has other links and is COW: 1, 0 or a negative errno.
  */
 static int cowlinkfs_shared_cow(struct inode *inode)
 {
-	bool shared;
-
-	if (!S_ISREG(inode->i_mode))
+	if (!S_ISREG(inode->i_mode) || !cowlinkfs_lower_shared(inode))
 		return 0;
-	/* A break may drop the old lower dentry meanwhile; RCU frees it. */
-	rcu_read_lock();
-	shared = READ_ONCE(cowlinkfs_lower_inode(inode)->i_nlink) > 1;
-	rcu_read_unlock();
-	return shared ? cowlinkfs_is_cow(inode) : 0;
+	return cowlinkfs_is_cow(inode);
+}
+
+/*
+ * An O_TRUNC open breaks the link with a copy of no bytes before the lower
+ * file is opened.  Should that open then fail (O_DIRECT where the lower fs
+ * has none, O_NOATIME by a non-owner), the name would have lost its bytes
+ * to a call that failed: try the open on the shared inode first, without
+ * write access, which a running program may deny.
+ */
+static int cowlinkfs_probe_trunc(struct file *file)
+{
+	struct path lowerpath;
+	struct file *probe;
+
+	if (!(file->f_flags & O_TRUNC) ||
+	    cowlinkfs_shared_cow(file_inode(file)) <= 0)
+		return 0;
+	cowlinkfs_lower_path(file_inode(file), &lowerpath);
+	probe = dentry_open(&lowerpath, O_RDONLY | (file->f_flags &
+			    ~(O_ACCMODE | COWLINKFS_OPEN_MASK)), file->f_cred);
+	path_put(&lowerpath);
+	if (IS_ERR(probe))
+		return PTR_ERR(probe);
+	fput(probe);
+	return 0;
 }
 
 /**
@@ -172,17 +224,17 @@ int cowlinkfs_open(struct inode *inode, struct file *file)
 
 	for (;;) {
 		if (break_now && !unlinked) {
-			/* O_TRUNC: nothing of the old bytes is kept. */
-			err = cowlinkfs_break_size(file_dentry(file),
-						   file->f_flags & O_TRUNC ?
-						   0 : LLONG_MAX);
-			/* Removed since the lookup: see below. */
-			if (!err && writer && cowlinkfs_name_gone(inode))
-				err = -ESTALE;
-			unlinked = err == -ESTALE &&
-				   cowlinkfs_name_gone(inode);
-			if (err && !unlinked)
+			err = cowlinkfs_probe_trunc(file);
+			if (err)
 				return err;
+			/* O_TRUNC: nothing of the old bytes is kept. */
+			err = cowlinkfs_break_writer(file_dentry(file),
+						     file->f_flags & O_TRUNC ?
+						     0 : LLONG_MAX);
+			if (err < 0)
+				return err;
+			/* Removed since the lookup: see below. */
+			unlinked = err;
 		}
 		realfile = cowlinkfs_open_real(file);
 		if (IS_ERR(realfile)) {
@@ -210,7 +262,7 @@ int cowlinkfs_open(struct inode *inode, struct file *file)
 	 * there is no name to give a copy, so the opener gets one of its
 	 * own, unnamed, if other names still share the inode.
 	 */
-	if (unlinked && writer) {
+	if (unlinked && (writer || (file->f_flags & O_TRUNC))) {
 		copy = cowlinkfs_copy_unlinked(inode, realfile, current_cred());
 		if (IS_ERR(copy)) {
 			fput(realfile);
@@ -467,6 +519,9 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
 
 	if (flags & ~(REMAP_FILE_DEDUP | REMAP_FILE_ADVISORY))
 		return -EINVAL;
+	/* A lower fs without reflink (ext4, tmpfs) refuses it: copy nothing. */
+	if (!cowlinkfs_real(out)->f_op->remap_file_range)
+		return -EOPNOTSUPP;
 	ret = cowlinkfs_prepare_write(out);
 	if (ret)
 		return ret;
@@ -484,6 +539,8 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
 
 /* XFS_IOC_GOINGDOWN and EXT4_IOC_SHUTDOWN: an _IOR that writes. */
 #define COWLINKFS_IOC_SHUTDOWN	_IOR('X', 125, __u32)
+/* XFS_IOC_GETBMAP, _GETBMAPA, _GETBMAPX (xfs_bmap): _IOWR, reading only. */
+#define COWLINKFS_IOC_GETBMAP(nr) _IOC(_IOC_READ | _IOC_WRITE, 'X', nr, 32)
 
 /*
  * Lower ioctls that only read: by convention those that only copy data
@@ -495,6 +552,9 @@ static bool cowlinkfs_ioctl_reads_only(unsigned int cmd)
 	switch (cmd) {
 	case COWLINKFS_IOC_SHUTDOWN:
 		return false;
+	case COWLINKFS_IOC_GETBMAP(38):
+	case COWLINKFS_IOC_GETBMAP(44):
+	case COWLINKFS_IOC_GETBMAP(56):
 	case FS_IOC_GETFSMAP:
 	case FS_IOC_GET_ENCRYPTION_POLICY:
 	case FS_IOC_GET_ENCRYPTION_POLICY_EX:
@@ -514,15 +574,10 @@ static bool cowlinkfs_ioctl_reads_only(unsigned int cmd)
  */
 static int cowlinkfs_ro_fd_shared(struct file *file)
 {
-	struct inode *inode = file_inode(file);
-	bool moved;
 	int ret;
 
-	rcu_read_lock();
-	moved = file_inode(cowlinkfs_real(file)) !=
-		cowlinkfs_lower_inode(inode);
-	rcu_read_unlock();
-	ret = moved ? 1 : cowlinkfs_shared_cow(inode);
+	ret = cowlinkfs_real_moved(file) ? 1 :
+	      cowlinkfs_shared_cow(file_inode(file));
 	return ret > 0 ? -EBADF : ret;
 }
 
@@ -536,11 +591,18 @@ static int cowlinkfs_ro_fd_shared(struct file *file)
 static long cowlinkfs_lower_ioctl(struct file *file, unsigned int cmd,
 				  unsigned long arg, bool compat)
 {
+	bool writes = !cowlinkfs_ioctl_reads_only(cmd);
 	struct inode *inode = file_inode(file);
 	struct file *realfile;
 	long ret;
 
-	if (!cowlinkfs_ioctl_reads_only(cmd)) {
+	/*
+	 * Terminal ioctls (isatty()'s TCGETS, which Python's open() sends)
+	 * mean nothing to a regular file: no break, no EBADF, ENOTTY.
+	 */
+	if (_IOC_TYPE(cmd) == 'T')
+		return -ENOTTY;
+	if (writes) {
 		ret = mnt_want_write_file(file);
 		if (ret)
 			return ret;
@@ -560,7 +622,7 @@ static long cowlinkfs_lower_ioctl(struct file *file, unsigned int cmd,
 	if (ret == -ENOIOCTLCMD)
 		ret = -ENOTTY;
 out:
-	if (!cowlinkfs_ioctl_reads_only(cmd))
+	if (writes)
 		mnt_drop_write_file(file);
 	cowlinkfs_copyattr(inode);
 	return ret;

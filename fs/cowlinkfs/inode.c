@@ -49,8 +49,11 @@ void cowlinkfs_lower_path(const struct inode *inode, struct path *path)
 void cowlinkfs_copyflags(struct inode *inode, const struct inode *real)
 {
 	unsigned int mask = S_SYNC | S_APPEND | S_IMMUTABLE;
+	unsigned int flags = READ_ONCE(real->i_flags) & mask;
 
-	inode_set_flags(inode, READ_ONCE(real->i_flags) & mask, mask);
+	/* Lookups run this on every name: write only what changed. */
+	if ((READ_ONCE(inode->i_flags) & mask) != flags)
+		inode_set_flags(inode, flags, mask);
 }
 
 /* Copy the attributes the VFS checks on our inode from the lower inode. */
@@ -187,6 +190,20 @@ static bool cowlinkfs_attr_changes(const struct inode *real,
 
 	if (valid & (ATTR_SIZE | ATTR_ATIME | ATTR_MTIME | ATTR_KILL_PRIV))
 		return true;
+	/*
+	 * notify_change() computed ATTR_MODE for ATTR_KILL_S*ID from our
+	 * inode, which may be stale; the lower fs kills what the lower
+	 * inode has (see cowlinkfs_setattr()), so ask the lower inode.
+	 */
+	if (valid & (ATTR_KILL_SUID | ATTR_KILL_SGID)) {
+		if ((valid & ATTR_KILL_SUID) && (real->i_mode & S_ISUID))
+			return true;
+		/* Setgid without group exec (0010) is not killed. */
+		if ((valid & ATTR_KILL_SGID) &&
+		    (real->i_mode & (S_ISGID | 0010)) == (S_ISGID | 0010))
+			return true;
+		valid &= ~ATTR_MODE;
+	}
 	if ((valid & ATTR_MODE) && ((attr->ia_mode ^ real->i_mode) & S_IALLUGO))
 		return true;
 	if ((valid & ATTR_UID) && !uid_eq(attr->ia_uid, real->i_uid))
@@ -227,6 +244,7 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	bool size = attr->ia_valid & ATTR_SIZE;
 	struct path lowerpath;
 	struct inode *real;
+	loff_t oldsize;
 	bool changes;
 	int err;
 
@@ -248,15 +266,32 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	if (size && IS_APPEND(inode))
 		return -EPERM;
 
-	cowlinkfs_lower_path(inode, &lowerpath);
-	changes = cowlinkfs_attr_changes(d_inode(lowerpath.dentry), attr);
-	path_put(&lowerpath);
-	if (changes) {
-		/* A truncation copies only what it keeps. */
-		err = cowlinkfs_break_size(dentry, size ? attr->ia_size :
-					   LLONG_MAX);
+	if (attr->ia_valid & ATTR_FILE) {
+		/* ftruncate() and O_TRUNC: where the descriptor writes. */
+		err = cowlinkfs_truncate_path(attr->ia_file, attr->ia_size,
+					      &lowerpath);
 		if (err)
 			return err;
+	} else {
+		cowlinkfs_lower_path(inode, &lowerpath);
+		real = d_inode(lowerpath.dentry);
+		changes = cowlinkfs_attr_changes(real, attr);
+		oldsize = i_size_read(real);
+		path_put(&lowerpath);
+		if (changes) {
+			/* A truncation copies only what it keeps. */
+			err = cowlinkfs_break_size(dentry, size ?
+						   attr->ia_size : LLONG_MAX);
+			if (err)
+				return err;
+		}
+		/*
+		 * The lower fs marks the times of a size change, which
+		 * the copy, cut to the new size, does not show it.
+		 */
+		if (size && attr->ia_size != oldsize)
+			attr->ia_valid |= ATTR_MTIME | ATTR_CTIME;
+		cowlinkfs_lower_path(inode, &lowerpath);
 	}
 
 	/* The lower file is not ours to pass on; the lower fs doesn't need it. */
@@ -267,8 +302,7 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 
 	err = mnt_want_write(sbi->lower_mnt);
 	if (err)
-		return err;
-	cowlinkfs_lower_path(inode, &lowerpath);
+		goto out_put;
 	real = d_inode(lowerpath.dentry);
 	if (size) {
 		err = get_write_access(real);
@@ -282,8 +316,9 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	if (size)
 		put_write_access(real);
 out:
-	path_put(&lowerpath);
 	mnt_drop_write(sbi->lower_mnt);
+out_put:
+	path_put(&lowerpath);
 	cowlinkfs_copyattr(inode);
 	return err;
 }
@@ -464,6 +499,9 @@ static int cowlinkfs_xattr_check(struct inode *inode, struct dentry *lower,
 	}
 
 	len = __vfs_getxattr(lower, real, name, NULL, 0);
+	/* No handler for the name's namespace below: none to set it either. */
+	if (len == -EOPNOTSUPP)
+		return len;
 	if (len < 0 && len != -ENODATA)
 		return 0;	/* let the lower fs answer */
 	if (!value) {
@@ -503,6 +541,16 @@ static int cowlinkfs_xattr_set(const struct xattr_handler *handler,
 
 	if (cowlinkfs_is_private_xattr(full))
 		return -EPERM;
+	/*
+	 * The VFS checked our inode, which may be stale (an owner or mode
+	 * changed through another name): check again on fresh attributes.
+	 */
+	cowlinkfs_copyattr(inode);
+	if (!strncmp(full, XATTR_USER_PREFIX, XATTR_USER_PREFIX_LEN)) {
+		err = inode_permission(&init_user_ns, inode, MAY_WRITE);
+		if (err)
+			return err;
+	}
 	cowlinkfs_lower_path(inode, &lowerpath);
 	err = cowlinkfs_xattr_check(inode, lowerpath.dentry, full, value, size,
 				    flags);
@@ -612,6 +660,10 @@ int cowlinkfs_fileattr_set(struct user_namespace *mnt_userns,
 	bool need_break;
 	int err;
 
+	/* As in cowlinkfs_xattr_set(): the VFS checked a maybe stale owner. */
+	cowlinkfs_copyattr(inode);
+	if (!inode_owner_or_capable(&init_user_ns, inode))
+		return -EPERM;
 	cowlinkfs_lower_path(inode, &lowerpath);
 	real = d_inode(lowerpath.dentry);
 	need_break = !IS_APPEND(real) && !IS_IMMUTABLE(real) &&

@@ -271,6 +271,9 @@ static int cowlinkfs_setup_workdir(struct super_block *sb)
 		return PTR_ERR(work);
 	if (!err && !d_is_dir(work))
 		err = -ENOTDIR;
+	/* An encryption policy set on it would encrypt every copy. */
+	if (!err && IS_ENCRYPTED(d_inode(work)))
+		err = -EPERM;
 	if (!err) {
 		err = mnt_want_write(sbi->lower_mnt);
 		if (!err) {
