@@ -863,3 +863,151 @@ test_xattr_the_lower_fs_has_no_namespace_for_makes_no_copy() {
 	check_try EOPNOTSUPP setxattr "$M/a" foo.bar 1
 	check_no_copy "$i" "xattr in an unknown namespace"
 }
+
+# noatime_open PATH: open(PATH, O_RDWR|O_NOATIME) as the user tester
+# (uid 1000): OK or the errno name
+noatime_open() {
+	# shellcheck disable=SC2016
+	as_user perl -MFcntl=O_RDWR,O_NOATIME -MErrno -e '
+		if (sysopen(my $f, $ARGV[0], O_RDWR | O_NOATIME)) {
+			print "OK\n";
+		} else {
+			print $!{EPERM} ? "EPERM\n" : "$!\n";
+		}' "$1"
+}
+
+# O_RDONLY|O_TRUNC takes write access only in handle_truncate(), after
+# ->open: the running program's own name refuses it (ETXTBSY) with its
+# bytes and inode kept, as on the bare fs; the break comes at the
+# truncation, never before the refusal.
+test_read_only_truncating_open_of_a_running_cow_program_loses_no_bytes() {
+	cp /bin/sleep "$L/c"
+	"$L/c" 60 &
+	p0=$!
+	trap 'kill $p0 2>/dev/null || true' EXIT
+	wait_for_exe "$p0" "$L/c"
+	check_try ETXTBSY open "$L/c" rt
+	stop "$p0"
+
+	cp /bin/sleep "$M/prog"
+	check_try OK setcow "$M/prog" 1
+	check_try OK setcow "$M" 1
+	ln "$M/prog" "$M/prog2"
+	i=$(ino "$M/prog")
+	"$M/prog" 60 &
+	pid=$!
+	trap 'kill $pid 2>/dev/null || true' EXIT
+	wait_for_exe "$pid" "$M/prog"
+	check_try ETXTBSY open "$M/prog" rt
+	check_eq "$(ino "$M/prog")" "$i" "the program's name keeps its inode"
+	check_eq "$(sum "$M/prog")" "$(sum /bin/sleep)" "the program's name keeps its bytes"
+	check_eq "$(nlink "$M/prog2")" 2 "the other name's link count"
+	check_eq "$(ls -A "$L/.cowlinkfs-work")" "" "work dir"
+	stop "$pid"
+}
+
+# chown() by an owner outside the file's group kills setgid even without
+# group exec (setattr_should_drop_sgid(), 6.1.192): that is a change, so
+# it breaks the link, and the other name keeps its setgid bit.
+test_non_member_owner_chown_keeps_setgid_of_the_other_name() {
+	printf old >"$L/c"
+	chown 1000:0 "$L/c"
+	chmod 2644 "$L/c"
+	check_eq "$(as_user try chown "$L/c" -1 -1)" OK "bare fs: chown(-1, -1) by the owner"
+	check_eq "$(mode "$L/c")" 644 "bare fs: a non-member's chown drops setgid"
+
+	printf old >"$M/a"
+	chown 1000:0 "$M/a"
+	chmod 2644 "$M/a"
+	check_try OK setcow "$M/a" 1
+	check_try OK setcow "$M" 1
+	ln "$M/a" "$M/b"
+	i=$(ino "$M/a")
+	check_eq "$(as_user try chown "$M/a" -1 -1)" OK "chown(-1, -1) by the owner"
+	check_eq "$(mode "$M/b")" 2644 "the other name keeps its setgid bit"
+	check_eq "$(ino "$M/b")" "$i" "the other name keeps its inode"
+	check_ne "$(ino "$M/a")" "$i" "a has a copy of its own"
+	check_eq "$(mode "$M/a")" 644 "a's setgid bit is cleared, as on the bare fs"
+}
+
+# may_open() tests O_NOATIME against our per-name inode, whose owner may
+# be stale after a chown in the lower dir (or through another name): the
+# former owner's O_RDWR|O_NOATIME open is EPERM, as on the bare fs, and
+# copies nothing.
+test_former_owner_noatime_open_is_eperm_and_makes_no_copy() {
+	printf old >"$L/c"
+	chmod 666 "$L/c"
+	check_eq "$(noatime_open "$L/c" 2>&1)" EPERM "bare fs: O_NOATIME by a non-owner"
+
+	check_try OK setcow "$M" 1
+	printf old >"$M/a"
+	chown 1000:1000 "$M/a"
+	chmod 666 "$M/a"
+	ln "$M/a" "$M/b"
+	exec 3<"$M/a"		# a's inode, owned by 1000, stays in memory
+	chown 0:0 "$L/a"	# ownership moves to root in the lower dir
+	i=$(ino "$L/a")
+	got=$(noatime_open "$M/a" 2>&1)
+	exec 3<&-
+	check_eq "$got" EPERM "O_NOATIME open by the former owner"
+	check_eq "$(ino "$L/a")" "$i" "a keeps the shared inode"
+	check_eq "$(ls -A "$L/.cowlinkfs-work")" "" "work dir"
+}
+
+# do_truncate() decides whether to kill setuid on our inode, whose mode
+# may be stale (setuid set through the other name): the truncated name
+# loses setuid as on the bare fs, and the other name keeps it.
+test_truncate_through_a_stale_name_drops_setuid_as_the_bare_fs_does() {
+	printf old >"$L/c"
+	chown 1000:1000 "$L/c"
+	chmod 4755 "$L/c"
+	check_eq "$(as_user try truncate "$L/c" 1)" OK "bare fs: truncate by the owner"
+	check_eq "$(mode "$L/c")" 755 "bare fs: truncate drops setuid"
+
+	printf old >"$M/a"
+	chown 1000:1000 "$M/a"
+	chmod 755 "$M/a"
+	ln "$M/a" "$M/b"
+	exec 3<"$M/a"			# a's inode stays in memory, mode 755
+	chmod 4755 "$M/b"		# not COW yet: the shared inode, no copy
+	check_try OK setcow "$M/b" 1
+	i=$(ino "$M/a")
+	check_eq "$(as_user try truncate "$M/a" 1)" OK "truncate by the owner"
+	exec 3<&-
+	check_ne "$(ino "$M/a")" "$i" "a has a copy of its own"
+	check_eq "$(mode "$M/b")" 4755 "the other name keeps its setuid bit"
+	check_eq "$(mode "$M/a")" 755 "the truncated name lost setuid, as on the bare fs"
+}
+
+# A descriptor of a removed name that writes to an inode another name
+# keeps would go on writing that name's bytes once cow=all made it COW:
+# the remount counts it as a writer of a shared file (EBUSY), as it does
+# for a file with several links.
+test_remount_cow_all_with_a_removed_names_writer_open_is_ebusy() {
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	exec 3>>"$M/a"
+	printf x >&3		# not COW: the shared inode
+	rm "$M/a"
+	check_eq "$(content "$M/b")" oldx "b before the remount"
+	got=$(try remount "$M" cow=all)
+	printf y >&3 || true
+	exec 3>&-
+	check_eq "$got" EBUSY "remount to cow=all with a writer of a removed name"
+	check_eq "$(awk -v m="$M" '$2 == m { print $4 }' /proc/mounts |
+		tr , '\n' | grep -c '^cow=all')" 0 "the mount stays cow=flag"
+	# Not COW, as before the remount: a plain hard link, written through.
+	check_eq "$(content "$M/b")" oldxy "b's bytes after a write through the removed name"
+}
+
+# COWLINK_IOC_SETCOW on a name whose inode a removed name's descriptor
+# still writes: that writer would go on writing the flagged file.
+test_setcow_with_a_removed_names_writer_open_is_etxtbsy() {
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	exec 3>>"$M/a"
+	rm "$M/a"
+	check_try ETXTBSY setcow "$M/b" 1
+	exec 3>&-
+	check_try OK setcow "$M/b" 1
+}

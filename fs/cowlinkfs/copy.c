@@ -594,6 +594,7 @@ static bool cowlinkfs_name_gone(struct inode *inode)
  *	   through the mount after the writer looked it up
  * @real: the writer's lower file, on the inode the name had
  * @cred: the writer's credentials, for its file on the copy
+ * @size: as for cowlinkfs_break_size()
  *
  * A write-only descriptor breaks the link at its first write, and an
  * O_RDWR open breaks it at open, each some time after the name was looked
@@ -607,7 +608,7 @@ static bool cowlinkfs_name_gone(struct inode *inode)
  * ERR_PTR().
  */
 struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
-				     const struct cred *cred)
+				     const struct cred *cred, loff_t size)
 {
 	struct cowlinkfs_inode *ci = CLI(inode);
 	struct super_block *sb = inode->i_sb;
@@ -634,7 +635,7 @@ struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
 	if (err)
 		goto out_drop;
 	old_cred = cowlinkfs_override_creds(sb);
-	err = cowlinkfs_make_copy(sb, &real->f_path, LLONG_MAX, &copy);
+	err = cowlinkfs_make_copy(sb, &real->f_path, size, &copy);
 	revert_creds(old_cred);
 	mutex_unlock(&ci->break_mutex);
 	if (err)
@@ -666,13 +667,16 @@ out_drop:
  */
 bool cowlinkfs_lower_shared(struct inode *inode)
 {
+	struct inode *real;
 	struct dentry *lower;
 	unsigned int nlink;
 	bool ret;
 
 	rcu_read_lock();
 	lower = cowlinkfs_lower_peek(inode);
-	nlink = READ_ONCE(d_inode(lower)->i_nlink);
+	real = d_inode_rcu(lower);
+	/* Killed by a break of this name just now: ask under break_mutex. */
+	nlink = real ? READ_ONCE(real->i_nlink) : 2;
 	ret = nlink > 1 || (nlink == 1 && d_unhashed(lower));
 	rcu_read_unlock();
 	return ret;

@@ -116,8 +116,13 @@ int cowlinkfs_set_cow(struct file *file, bool on)
 	mutex_lock(&ci->break_mutex);
 	cowlinkfs_lower_path(inode, &lowerpath);
 	real = d_inode(lowerpath.dentry);
-	if (on && S_ISREG(real->i_mode) && real->i_nlink > 1 &&
-	    inode_is_open_for_write(real)) {
+	/*
+	 * Writers through other names, or through a removed one whose
+	 * inode this name now has alone, would write every name.
+	 */
+	if (on && S_ISREG(real->i_mode) && inode_is_open_for_write(real) &&
+	    (real->i_nlink > 1 || atomic_read(&real->i_writecount) >
+	     atomic_read(&inode->i_writecount))) {
 		err = -ETXTBSY;
 	} else {
 		old_cred = cowlinkfs_override_creds(inode->i_sb);

@@ -189,7 +189,7 @@ int cowlinkfs_break(struct dentry *dentry);
 bool cowlinkfs_lower_shared(struct inode *inode);
 int cowlinkfs_break_writer(struct dentry *dentry, loff_t size);
 struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
-				     const struct cred *cred);
+				     const struct cred *cred, loff_t size);
 int cowlinkfs_clean_workdir(struct super_block *sb);
 
 #endif /* _COWLINKFS_H */

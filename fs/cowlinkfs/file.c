@@ -89,7 +89,7 @@ static int cowlinkfs_prepare_change(struct file *file, loff_t size)
 	if (err) {
 		/* The name was unlinked or renamed over since open(). */
 		real = cowlinkfs_copy_unlinked(inode, cowlinkfs_real(file),
-					       file->f_cred);
+					       file->f_cred, size);
 		if (IS_ERR(real))
 			return PTR_ERR(real);
 		goto swap;
@@ -165,11 +165,12 @@ static int cowlinkfs_shared_cow(struct inode *inode)
 }
 
 /*
- * An O_TRUNC open breaks the link with a copy of no bytes before the lower
- * file is opened.  Should that open then fail (O_DIRECT where the lower fs
- * has none, O_NOATIME by a non-owner), the name would have lost its bytes
- * to a call that failed: try the open on the shared inode first, without
- * write access, which a running program may deny.
+ * An O_TRUNC open for writing breaks the link with a copy of no bytes
+ * before the lower file is opened.  Should that open then fail (O_DIRECT
+ * where the lower fs has none), the name would have lost its bytes to a
+ * call that failed: try the open on the shared inode first, without write
+ * access, which a running program may deny.  (A read-only O_TRUNC open
+ * breaks at the truncation, once the VFS holds write access.)
  */
 static int cowlinkfs_probe_trunc(struct file *file)
 {
@@ -214,7 +215,8 @@ static int cowlinkfs_probe_trunc(struct file *file)
 int cowlinkfs_open(struct inode *inode, struct file *file)
 {
 	bool writer = S_ISREG(inode->i_mode) && (file->f_mode & FMODE_WRITE);
-	bool break_now = (file->f_flags & O_TRUNC) ||
+	bool trunc = S_ISREG(inode->i_mode) && (file->f_flags & O_TRUNC);
+	bool break_now = (writer && trunc) ||
 			 (file->f_mode & (FMODE_READ | FMODE_WRITE)) ==
 			 (FMODE_READ | FMODE_WRITE);
 	bool unlinked = false;
@@ -222,6 +224,12 @@ int cowlinkfs_open(struct inode *inode, struct file *file)
 	struct file *realfile, *copy;
 	int err;
 
+	/* may_open() checked O_NOATIME on our inode, maybe a stale owner. */
+	if (file->f_flags & O_NOATIME) {
+		cowlinkfs_copyattr(inode);
+		if (!inode_owner_or_capable(&init_user_ns, inode))
+			return -EPERM;
+	}
 	for (;;) {
 		if (break_now && !unlinked) {
 			err = cowlinkfs_probe_trunc(file);
@@ -262,8 +270,9 @@ int cowlinkfs_open(struct inode *inode, struct file *file)
 	 * there is no name to give a copy, so the opener gets one of its
 	 * own, unnamed, if other names still share the inode.
 	 */
-	if (unlinked && (writer || (file->f_flags & O_TRUNC))) {
-		copy = cowlinkfs_copy_unlinked(inode, realfile, current_cred());
+	if (unlinked && writer) {
+		copy = cowlinkfs_copy_unlinked(inode, realfile, current_cred(),
+					       trunc ? 0 : LLONG_MAX);
 		if (IS_ERR(copy)) {
 			fput(realfile);
 			return PTR_ERR(copy);
@@ -292,7 +301,7 @@ int cowlinkfs_open(struct inode *inode, struct file *file)
 	 * inode above and its link count reaching one, leaving @realfile on
 	 * the inode the other names keep.  The first change checks again.
 	 */
-	cf->pending = writer;
+	cf->pending = writer || trunc;
 	file->private_data = cf;
 	file->f_mode |= realfile->f_mode & FMODE_CAN_ODIRECT;
 	cowlinkfs_copyattr(inode);

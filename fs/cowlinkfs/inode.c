@@ -198,9 +198,8 @@ static bool cowlinkfs_attr_changes(const struct inode *real,
 	if (valid & (ATTR_KILL_SUID | ATTR_KILL_SGID)) {
 		if ((valid & ATTR_KILL_SUID) && (real->i_mode & S_ISUID))
 			return true;
-		/* Setgid without group exec (0010) is not killed. */
-		if ((valid & ATTR_KILL_SGID) &&
-		    (real->i_mode & (S_ISGID | 0010)) == (S_ISGID | 0010))
+		/* Asked for, setgid goes with or without group exec. */
+		if ((valid & ATTR_KILL_SGID) && (real->i_mode & S_ISGID))
 			return true;
 		valid &= ~ATTR_MODE;
 	}
@@ -265,10 +264,19 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	/* Append-only holds through every name and every open descriptor. */
 	if (size && IS_APPEND(inode))
 		return -EPERM;
+	/* do_truncate() judged setuid and setgid on a stale mode: again. */
+	if (size) {
+		unsigned int kill = setattr_should_drop_suidgid(&init_user_ns,
+								inode);
+
+		if (kill)
+			attr->ia_valid |= kill | ATTR_FORCE;
+	}
 
 	if (attr->ia_valid & ATTR_FILE) {
 		/* ftruncate() and O_TRUNC: where the descriptor writes. */
-		err = cowlinkfs_truncate_path(attr->ia_file, attr->ia_size,
+		err = cowlinkfs_truncate_path(attr->ia_file, size ?
+					      attr->ia_size : LLONG_MAX,
 					      &lowerpath);
 		if (err)
 			return err;

@@ -271,8 +271,8 @@ static int cowlinkfs_setup_workdir(struct super_block *sb)
 		return PTR_ERR(work);
 	if (!err && !d_is_dir(work))
 		err = -ENOTDIR;
-	/* An encryption policy set on it would encrypt every copy. */
-	if (!err && IS_ENCRYPTED(d_inode(work)))
+	/* A policy set on it alone would encrypt every copy. */
+	if (!err && IS_ENCRYPTED(d_inode(work)) && !IS_ENCRYPTED(dir))
 		err = -EPERM;
 	if (!err) {
 		err = mnt_want_write(sbi->lower_mnt);
@@ -378,7 +378,7 @@ static bool cowlinkfs_shared_writers(struct super_block *sb)
 		 */
 		rcu_read_lock();
 		lower = cowlinkfs_lower_peek(inode);
-		busy = lower && READ_ONCE(d_inode(lower)->i_nlink) > 1 &&
+		busy = lower && cowlinkfs_lower_shared(inode) &&
 		       (atomic_read(&inode->i_writecount) > 0 ||
 			inode_is_open_for_write(d_inode(lower)));
 		rcu_read_unlock();
