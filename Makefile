@@ -5,6 +5,8 @@
 #
 #   make test      build everything needed and run the whole suite in the guest
 #                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only)
+#   make soak      the random testers for SOAK seconds per lower (default 600;
+#                  SOAK_FS="ext4 xfs" picks lowers, KERNEL=debug the kernel)
 #   make demo      boot the guest and show cowlinkfs at work
 #   make shell     boot the guest to an interactive shell, everything mounted
 #   make module    build fs/cowlinkfs/cowlinkfs.ko against the guest kernel
@@ -12,17 +14,20 @@
 #   make unit      host-side unit tests of tools/
 
 SHELL := /bin/bash
-export ONLY KERNEL
+export ONLY KERNEL SOAK SOAK_FS
 CROSS_CC ?= aarch64-linux-gnu-gcc
 CFLAGS_TOOLS := -O2 -Wall -Wextra -Werror -static -I$(CURDIR)/fs/cowlinkfs/uapi
 DESTDIR ?= build/arm64
 
 HELPERS := $(patsubst tests/helpers/%.c,%,$(wildcard tests/helpers/*.c))
 
-.PHONY: test demo shell module check unit cross clean
+.PHONY: test soak demo shell module check unit cross clean
 
 test:
 	bash tests/run.sh
+
+soak:
+	bash tests/run-soak.sh
 
 demo:
 	bash guest/pipeline.sh demo

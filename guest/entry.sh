@@ -16,6 +16,9 @@ case $mode in
 test)
 	sh $T/tests/guest-run.sh
 	;;
+soak)
+	sh $T/tests/soak.sh
+	;;
 crash1 | crash2)
 	sh $T/tests/$mode.sh
 	;;

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Host: judge the runs from the results they left (results-unit for the
 # host unit tests, results-test for the suite, results-crash2 for the crash
-# test): one line per test, then
-# "N passed, N failed".  Fails on a failed test, a missing or short plan,
+# test; or the runs named as arguments, e.g. soak): one line per test,
+# then "N passed, N failed".  Fails on a failed test, a missing or short plan,
 # and a kernel warning, oops or lockdep report in any guest log.
 set -eu
 . "$(dirname "$0")/../guest/lib.sh"
@@ -14,6 +14,7 @@ splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task
 
 runs="unit test crash2"
 [ -z "${ONLY:-}" ] || runs="unit test"
+[ $# = 0 ] || runs="$*"
 for run in $runs; do
 	tap=$L/results-$run/tap
 	p=0
@@ -36,8 +37,12 @@ for run in $runs; do
 	failed=$((failed + f))
 done
 
-logs=$(ls "$L"/guest-test.log "$L"/guest-crash1.log "$L"/guest-crash2.log \
-	"$L"/results-*/dmesg 2>/dev/null || true)
+# crash1 leaves no results, only its log
+logruns=$runs
+[ $# != 0 ] || logruns="$runs crash1"
+logs=$(for run in $logruns; do
+	ls "$L/guest-$run.log" "$L/results-$run/dmesg" 2>/dev/null || true
+done)
 # shellcheck disable=SC2086
 if [ -n "$logs" ] && grep -aqE "$splat" $logs; then
 	echo "not ok - kernel warning, oops or lockdep report in a guest log:"
