@@ -41,6 +41,27 @@ static int cowlinkfs_same_name(struct dentry *lower, struct dentry *dentry)
 }
 
 /*
+ * The same in RCU walk, without the lower dentry's lock: a rename may
+ * change either name under us, but an old name stays readable until a
+ * grace period has passed, and the VFS checks our dentry's d_seq after.
+ * Only a name short enough to sit in the dentry itself is compared, so
+ * that a length read before a rename cannot take memcmp() past the end of
+ * the name read after it; a longer one is left to ref-walk.
+ */
+static int cowlinkfs_same_name_rcu(struct dentry *lower, struct dentry *dentry)
+{
+	const unsigned char *lname = READ_ONCE(lower->d_name.name);
+	const unsigned char *name = READ_ONCE(dentry->d_name.name);
+	unsigned int len = READ_ONCE(dentry->d_name.len);
+
+	if (READ_ONCE(lower->d_name.len) != len)
+		return 0;
+	if (len >= DNAME_INLINE_LEN)
+		return -ECHILD;
+	return !memcmp(lname, name, len);
+}
+
+/*
  * Lower directories can change behind our back, and such changes must show
  * through the mount.  Positive dentries stay valid while their lower dentry
  * still sits at the same name in the lower directory of our parent;
@@ -77,9 +98,14 @@ static int cowlinkfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	real = d_inode_rcu(lower);
 	if (real)
 		cowlinkfs_copyflags(inode, real);
-	/* A rename within the lower directory keeps the parent. */
+	/*
+	 * A rename within the lower directory keeps the parent; so does one
+	 * through the mount between two names of one file, which the lower
+	 * fs leaves alone (POSIX) but the VFS follows by moving our dentry
+	 * of the old name, whose lower dentry is still the old name's.
+	 */
 	if (flags & LOOKUP_RCU)
-		ret = READ_ONCE(lower->d_name.len) == dentry->d_name.len;
+		ret = cowlinkfs_same_name_rcu(lower, dentry);
 	else
 		ret = cowlinkfs_same_name(lower, dentry);
 out:
