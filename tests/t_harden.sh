@@ -66,6 +66,20 @@ wait_for_exe() {
 	done
 }
 
+# start_cow_program: $M/prog, a COW copy of sleep with a second name
+# $M/prog2, running as $pid (killed however the test ends); $i its inode
+start_cow_program() {
+	cp /bin/sleep "$M/prog"
+	check_try OK setcow "$M/prog" 1
+	check_try OK setcow "$M" 1
+	ln "$M/prog" "$M/prog2"
+	i=$(ino "$M/prog")
+	"$M/prog" 60 &
+	pid=$!
+	trap 'kill $pid 2>/dev/null || true' EXIT
+	wait_for_exe "$pid" "$M/prog"
+}
+
 # chown(-1, -1) changes nothing, and anyone may ask for it; nor does a
 # chmod to the mode the file has.
 test_nonowner_chown_to_same_owner_makes_no_copy() {
@@ -343,15 +357,7 @@ test_running_program_cannot_be_written_through_another_name() {
 }
 
 test_running_cow_program_keeps_its_inode_when_another_name_is_written() {
-	cp /bin/sleep "$M/prog"
-	check_try OK setcow "$M/prog" 1
-	check_try OK setcow "$M" 1
-	ln "$M/prog" "$M/prog2"
-	i=$(ino "$M/prog")
-	"$M/prog" 60 &
-	pid=$!
-	trap 'kill $pid 2>/dev/null || true' EXIT
-	wait_for_exe "$pid" "$M/prog"
+	start_cow_program
 	check_try OK open "$M/prog2" w
 	printf x | dd of="$M/prog2" conv=notrunc bs=1 count=1 2>/dev/null ||
 		fail "write to the other name of a running cow program"
@@ -889,15 +895,7 @@ test_read_only_truncating_open_of_a_running_cow_program_loses_no_bytes() {
 	check_try ETXTBSY open "$L/c" rt
 	stop "$p0"
 
-	cp /bin/sleep "$M/prog"
-	check_try OK setcow "$M/prog" 1
-	check_try OK setcow "$M" 1
-	ln "$M/prog" "$M/prog2"
-	i=$(ino "$M/prog")
-	"$M/prog" 60 &
-	pid=$!
-	trap 'kill $pid 2>/dev/null || true' EXIT
-	wait_for_exe "$pid" "$M/prog"
+	start_cow_program
 	check_try ETXTBSY open "$M/prog" rt
 	check_eq "$(ino "$M/prog")" "$i" "the program's name keeps its inode"
 	check_eq "$(sum "$M/prog")" "$(sum /bin/sleep)" "the program's name keeps its bytes"

@@ -102,9 +102,7 @@ int cowlinkfs_set_cow(struct file *file, bool on)
 
 	if (!S_ISREG(inode->i_mode) && !S_ISDIR(inode->i_mode))
 		return -EINVAL;
-	/* The owner may have changed through another name since. */
-	cowlinkfs_copyattr(inode);
-	if (!inode_owner_or_capable(&init_user_ns, inode))
+	if (!cowlinkfs_owner_or_capable(inode))
 		return -EPERM;
 
 	err = mnt_want_write_file(file);

@@ -139,6 +139,7 @@ void cowlinkfs_lower_path(const struct inode *inode, struct path *path);
 struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower);
 void cowlinkfs_copyflags(struct inode *inode, const struct inode *real);
 void cowlinkfs_copyattr(struct inode *inode);
+bool cowlinkfs_owner_or_capable(struct inode *inode);
 int cowlinkfs_getattr(struct user_namespace *mnt_userns,
 		      const struct path *path, struct kstat *stat,
 		      u32 request_mask, unsigned int flags);

@@ -225,11 +225,8 @@ int cowlinkfs_open(struct inode *inode, struct file *file)
 	int err;
 
 	/* may_open() checked O_NOATIME on our inode, maybe a stale owner. */
-	if (file->f_flags & O_NOATIME) {
-		cowlinkfs_copyattr(inode);
-		if (!inode_owner_or_capable(&init_user_ns, inode))
-			return -EPERM;
-	}
+	if ((file->f_flags & O_NOATIME) && !cowlinkfs_owner_or_capable(inode))
+		return -EPERM;
 	for (;;) {
 		if (break_now && !unlinked) {
 			err = cowlinkfs_probe_trunc(file);

@@ -71,6 +71,23 @@ void cowlinkfs_copyattr(struct inode *inode)
 	rcu_read_unlock();
 }
 
+/**
+ * cowlinkfs_owner_or_capable - inode_owner_or_capable() on fresh attributes
+ * @inode: cowlinkfs inode
+ *
+ * Each name has its own cowlinkfs inode, whose owner may be stale after a
+ * chown through another name or in the lower directory, and the VFS
+ * checked ownership on it as it was: refresh it and check again, before
+ * anything is copied or changed.
+ *
+ * Return: true if the caller owns the file or has CAP_FOWNER.
+ */
+bool cowlinkfs_owner_or_capable(struct inode *inode)
+{
+	cowlinkfs_copyattr(inode);
+	return inode_owner_or_capable(&init_user_ns, inode);
+}
+
 /*
  * iget5 callbacks, keyed by the lower dentry's inode.  The test also runs
  * on inodes still being set up (I_NEW), so the lower dentry is stored by
@@ -294,8 +311,9 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 				return err;
 		}
 		/*
-		 * The lower fs marks the times of a size change, which
-		 * the copy, cut to the new size, does not show it.
+		 * The lower fs marks the times only when it sees the size
+		 * change, which it does not when the copy was already cut
+		 * to the new size.
 		 */
 		if (size && attr->ia_size != oldsize)
 			attr->ia_valid |= ATTR_MTIME | ATTR_CTIME;
@@ -668,9 +686,8 @@ int cowlinkfs_fileattr_set(struct user_namespace *mnt_userns,
 	bool need_break;
 	int err;
 
-	/* As in cowlinkfs_xattr_set(): the VFS checked a maybe stale owner. */
-	cowlinkfs_copyattr(inode);
-	if (!inode_owner_or_capable(&init_user_ns, inode))
+	/* vfs_fileattr_set() checked a maybe stale owner. */
+	if (!cowlinkfs_owner_or_capable(inode))
 		return -EPERM;
 	cowlinkfs_lower_path(inode, &lowerpath);
 	real = d_inode(lowerpath.dentry);
