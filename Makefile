@@ -14,7 +14,7 @@
 #   make unit      host-side unit tests of tools/
 
 SHELL := /bin/bash
-export ONLY KERNEL SOAK SOAK_FS
+export ONLY LOWERS KERNEL SOAK SOAK_FS
 CROSS_CC ?= aarch64-linux-gnu-gcc
 CFLAGS_TOOLS := -O2 -Wall -Wextra -Werror -static -I$(CURDIR)/fs/cowlinkfs/uapi
 DESTDIR ?= build/arm64

@@ -13,7 +13,7 @@ if ! insmod $T/cowlinkfs.ko; then
 	exit 1
 fi
 case $mode in
-test)
+test | debug)
 	sh $T/tests/guest-run.sh
 	;;
 soak)

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Everything from a bare machine to a guest run, in five steps, each cached:
-# host packages, kernel, rootfs, staging, boot.  Usage: pipeline.sh test|demo|shell|soak
+# host packages, kernel, rootfs, staging, boot.  Usage: pipeline.sh test|debug|demo|shell|soak
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-mode=${1:?usage: pipeline.sh test|demo|shell|soak}
+mode=${1:?usage: pipeline.sh test|debug|demo|shell|soak}
 g=$COWLINKFS_TOP/guest
 say "step 1 of 5: host packages";            "$g/deps.sh"
 say "step 2 of 5: arm64 kernel";             "$g/kernel.sh"

@@ -2,11 +2,11 @@
 # Stage a guest run: build the module, the test helpers and the tools for
 # arm64, pack them with the tests into the tests disk, and make fresh lower
 # filesystem images (ext2, ext3, ext4, xfs, xfs with reflink, a small ext2 for
-# ENOSPC).  Usage: stage.sh test|demo|shell|soak
+# ENOSPC).  Usage: stage.sh test|debug|demo|shell|soak
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-mode=${1:?usage: stage.sh test|demo|shell|soak|crash1|crash2}
+mode=${1:?usage: stage.sh test|debug|demo|shell|soak|crash1|crash2}
 run=$COWLINKFS_CACHE/run
 stage=$run/stage
 log=$COWLINKFS_LOGS/stage.log
@@ -42,6 +42,7 @@ cp -r "$COWLINKFS_TOP/fs" "$COWLINKFS_TOP/Documentation" "$COWLINKFS_TOP/tools" 
 	"$stage/demo-src/" 2>/dev/null || true
 echo "$mode" >"$stage/mode"
 [ -z "${ONLY:-}" ] || echo "$ONLY" >"$stage/only"
+[ -z "${LOWERS:-}" ] || echo "$LOWERS" >"$stage/lowers"
 [ "$mode" != soak ] || echo "$SOAK $SOAK_FS" >"$stage/soak"
 
 mkfs.ext4 -q -F -L cowtests -d "$stage" "$run/tests.img" 128M >>"$log" 2>&1

@@ -14,8 +14,16 @@ export PATH=$T/bin:$PATH
 dmesg -C
 echo 30 >/proc/sys/kernel/hung_task_timeout_secs
 n=0
-# make test ONLY=cow runs tests/t_cow.sh alone
-only=$(cat $T/only 2>/dev/null || true)
+# make test ONLY="cow model" runs tests/t_cow.sh and tests/t_model.sh alone,
+# LOWERS="ext4 xfsr" on those lowers alone
+only=$(cat $T/only 2>/dev/null || echo '*')
+# the test files: each word of $only a glob, expanded in $T/tests only
+set -f
+# shellcheck disable=SC2086
+set -- $only
+set +f
+files=$(for g in "$@"; do ls $T/tests/t_$g.sh; done)
+lowers=$(cat $T/lowers 2>/dev/null || echo ext2 ext3 ext4 xfs xfsr tmpfs)
 splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task|Call trace:|lockdep|general protection|Kernel panic|KASAN|KFENCE|ODEBUG|UBSAN|kmemleak: .*new suspected'
 
 # tests FILE FS: the test functions of FILE that apply to FS
@@ -33,7 +41,7 @@ tests() {
 
 . $T/tests/lower.sh
 
-for fs in ext2 ext3 ext4 xfs xfsr tmpfs; do
+for fs in $lowers; do
 	mkdir -p /lower/$fs /mnt/t
 	dev=$(blkid -L cl-$fs || echo tmpfs)
 	if ! mount_lower $fs; then
@@ -41,7 +49,8 @@ for fs in ext2 ext3 ext4 xfs xfsr tmpfs; do
 		echo "not ok $n $fs: cannot mount the lower fs" | tee -a $R/tap
 		continue
 	fi
-	for file in $T/tests/t_${only:-*}.sh; do
+	first=$n
+	for file in $files; do
 		group=$(basename "$file" .sh)
 		group=${group#t_}
 		for fn in $(tests "$file" $fs); do
@@ -83,6 +92,10 @@ for fs in ext2 ext3 ext4 xfs xfsr tmpfs; do
 			fi
 		done
 	done
+	if [ $n = "$first" ]; then
+		n=$((n + 1))
+		echo "not ok $n $fs: no test ran (ONLY=$only)" | tee -a $R/tap
+	fi
 	umount /lower/$fs
 done
 

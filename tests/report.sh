@@ -1,8 +1,8 @@
 #!/bin/bash
-# Host: judge the runs from the results they left (results-unit for the
-# host unit tests, results-test for the suite, results-crash2 for the crash
-# test; or the runs named as arguments, e.g. soak): one line per test,
-# then "N passed, N failed".  Fails on a failed test, a missing or short plan,
+# Host: judge the runs named as arguments from the results they left
+# (unit: the host unit tests, test: the suite, crash2: the crash test,
+# debug: the debug leg, soak: make soak): one line per test, then
+# "N passed, N failed".  Fails on a failed test, a missing or short plan,
 # and a kernel warning, oops or lockdep report in any guest log.
 set -eu
 . "$(dirname "$0")/../guest/lib.sh"
@@ -12,9 +12,7 @@ passed=0
 failed=0
 splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task .* blocked|Call trace:|general protection|Kernel panic|KASAN|KFENCE|ODEBUG|UBSAN'
 
-runs="unit test crash2"
-[ -z "${ONLY:-}" ] || runs="unit test"
-[ $# = 0 ] || runs="$*"
+runs=${*:?usage: report.sh RUN...}
 for run in $runs; do
 	tap=$L/results-$run/tap
 	p=0
@@ -38,8 +36,7 @@ for run in $runs; do
 done
 
 # crash1 leaves no results, only its log
-logruns=$runs
-[ $# != 0 ] || logruns="$runs crash1"
+logruns=${runs/crash2/crash1 crash2}
 logs=$(for run in $logruns; do
 	ls "$L/guest-$run.log" "$L/results-$run/dmesg" 2>/dev/null || true
 done)
