@@ -7,6 +7,8 @@
 #                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only)
 #   make soak      the random testers for SOAK seconds per lower (default 600;
 #                  SOAK_FS="ext4 xfs" picks lowers, KERNEL=debug the kernel)
+#   make bench     cowlinkfs side by side with the bare lower fs, overlayfs,
+#                  mergerfs and cowdancer (knobs: BENCH_* in tests/run-bench.sh)
 #   make demo      boot the guest and show cowlinkfs at work
 #   make shell     boot the guest to an interactive shell, everything mounted
 #   make module    build fs/cowlinkfs/cowlinkfs.ko against the guest kernel
@@ -14,20 +16,24 @@
 #   make unit      host-side unit tests of tools/
 
 SHELL := /bin/bash
-export ONLY LOWERS KERNEL SOAK SOAK_FS
+export ONLY LOWERS KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
+	BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES BENCH_DISK
 CROSS_CC ?= aarch64-linux-gnu-gcc
 CFLAGS_TOOLS := -O2 -Wall -Wextra -Werror -static -I$(CURDIR)/fs/cowlinkfs/uapi
 DESTDIR ?= build/arm64
 
 HELPERS := $(patsubst tests/helpers/%.c,%,$(wildcard tests/helpers/*.c))
 
-.PHONY: test soak demo shell module check unit cross clean
+.PHONY: test soak bench demo shell module check unit cross clean
 
 test:
 	bash tests/run.sh
 
 soak:
 	bash tests/run-soak.sh
+
+bench:
+	bash tests/run-bench.sh
 
 demo:
 	bash guest/pipeline.sh demo

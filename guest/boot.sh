@@ -12,10 +12,13 @@ run=$COWLINKFS_CACHE/run
 image=$(kernel_dir)/arch/arm64/boot/Image
 log=$COWLINKFS_LOGS/guest-$mode.log
 
+disks=()
+[ "$mode" != bench ] || disks=("$run/bsrc.img:snap")
 drives=()
 n=0
 for d in "$(rootfs_img):snap" "$run/tests.img" "$run/ext2.img" "$run/ext3.img" \
-	"$run/ext4.img" "$run/xfs.img" "$run/xfsr.img" "$run/small.img"; do
+	"$run/ext4.img" "$run/xfs.img" "$run/xfsr.img" "$run/small.img" \
+	"${disks[@]}"; do
 	f=${d%:snap}
 	snap=off
 	[ "$f" = "$d" ] || snap=on
@@ -53,7 +56,7 @@ set -e
 out=$COWLINKFS_LOGS/results-$mode
 rm -rf "$out"
 mkdir -p "$out"
-for f in tap dmesg; do
+for f in tap dmesg bench.csv; do
 	debugfs -R "dump /results/$f $out/$f" "$run/tests.img" >/dev/null 2>&1 || true
 done
 say "boot: guest stopped (qemu exit $rc)"

@@ -6,7 +6,7 @@ set -eu
 pkgs="linux-source-6.1 gcc-aarch64-linux-gnu libc6-dev-arm64-cross make gcc
 bc bison flex libelf-dev libssl-dev cpio kmod xz-utils ccache sparse
 qemu-system-arm qemu-user-static binfmt-support debootstrap
-e2fsprogs xfsprogs man-db groff-base"
+e2fsprogs xfsprogs man-db groff-base python3 gnuplot-nox"
 
 missing=
 for p in $pkgs; do

@@ -19,6 +19,9 @@ test | debug)
 soak)
 	sh $T/tests/soak.sh
 	;;
+bench)
+	sh $T/tests/bench.sh
+	;;
 crash1 | crash2)
 	sh $T/tests/$mode.sh
 	;;

@@ -5,8 +5,6 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-tarball=/usr/src/linux-source-6.1.tar.xz
-src=$COWLINKFS_CACHE/src/linux-source-6.1
 out=$(kernel_dir)
 log=$COWLINKFS_LOGS/kernel${KERNEL:+-$KERNEL}.log
 
@@ -15,13 +13,7 @@ if [ -f "$out/.done" ]; then
 	exit 0
 fi
 
-if [ ! -f "$src/.extracted" ] || [ "$src/.extracted" -ot "$tarball" ]; then
-	say "kernel: extracting $tarball (about 10 s)"
-	rm -rf "$src"
-	mkdir -p "$COWLINKFS_CACHE/src"
-	tar -xJf "$tarball" -C "$COWLINKFS_CACHE/src"
-	touch "$src/.extracted"
-fi
+src=$(kernel_src)
 
 cc="${CROSS_COMPILE}gcc"
 command -v ccache >/dev/null && cc="ccache $cc"

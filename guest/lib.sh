@@ -51,6 +51,19 @@ kernel_dir() {
 	echo "$COWLINKFS_CACHE/kernel-$(kernel_key)"
 }
 
+# kernel_src: the linux-source-6.1 tree, extracted once into the cache, on stdout.
+kernel_src() {
+	local tarball=/usr/src/linux-source-6.1.tar.xz src=$COWLINKFS_CACHE/src/linux-source-6.1
+	if [ ! -f "$src/.extracted" ] || [ "$src/.extracted" -ot "$tarball" ]; then
+		say "extracting $tarball (about 10 s)" >&2
+		rm -rf "$src"
+		mkdir -p "$COWLINKFS_CACHE/src"
+		tar -xJf "$tarball" -C "$COWLINKFS_CACHE/src"
+		touch "$src/.extracted"
+	fi
+	echo "$src"
+}
+
 # rootfs_img: the cached guest root filesystem image.
 rootfs_img() {
 	echo "$COWLINKFS_CACHE/rootfs-$(key "$COWLINKFS_TOP/guest/rootfs.sh" "$COWLINKFS_TOP/guest/packages" "$COWLINKFS_TOP/guest/init").img"

@@ -2,11 +2,11 @@
 # Stage a guest run: build the module, the test helpers and the tools for
 # arm64, pack them with the tests into the tests disk, and make fresh lower
 # filesystem images (ext2, ext3, ext4, xfs, xfs with reflink, a small ext2 for
-# ENOSPC).  Usage: stage.sh test|debug|demo|shell|soak
+# ENOSPC).  Usage: stage.sh test|debug|demo|shell|soak|bench
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-mode=${1:?usage: stage.sh test|debug|demo|shell|soak|crash1|crash2}
+mode=${1:?usage: stage.sh test|debug|demo|shell|soak|bench|crash1|crash2}
 run=$COWLINKFS_CACHE/run
 stage=$run/stage
 log=$COWLINKFS_LOGS/stage.log
@@ -44,6 +44,11 @@ echo "$mode" >"$stage/mode"
 [ -z "${ONLY:-}" ] || echo "$ONLY" >"$stage/only"
 [ -z "${LOWERS:-}" ] || echo "$LOWERS" >"$stage/lowers"
 [ "$mode" != soak ] || echo "$SOAK $SOAK_FS" >"$stage/soak"
+if [ "$mode" = bench ]; then
+	for v in BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES; do
+		echo "$v='${!v}'"
+	done >"$stage/bench.conf"
+fi
 
 mkfs.ext4 -q -F -L cowtests -d "$stage" "$run/tests.img" 128M >>"$log" 2>&1
 
@@ -51,7 +56,10 @@ if [ "$mode" = crash2 ]; then
 	say "stage: keeping the lower filesystems of the crashed boot"
 	exit 0
 fi
-say "stage: making lower filesystems (ext2, ext3, ext4, xfs, xfs-reflink, small ext2)"
+# make bench copies whole trees: its lowers are BENCH_DISK (sparse) each
+size=512M
+[ "$mode" != bench ] || size=$BENCH_DISK
+say "stage: making lower filesystems of $size (ext2, ext3, ext4, xfs, xfs-reflink) and a small ext2"
 mklower() {
 	local img=$run/$1.img size=$2
 	shift 2
@@ -59,10 +67,10 @@ mklower() {
 	truncate -s "$size" "$img"
 	"$@" "$img" >>"$log" 2>&1
 }
-mklower ext2 512M mkfs.ext2 -q -F -L cl-ext2
-mklower ext3 512M mkfs.ext3 -q -F -L cl-ext3
-mklower ext4 512M mkfs.ext4 -q -F -L cl-ext4
-mklower xfs 512M mkfs.xfs -q -f -L cl-xfs -m reflink=0
-mklower xfsr 512M mkfs.xfs -q -f -L cl-xfsr -m reflink=1
+mklower ext2 "$size" mkfs.ext2 -q -F -L cl-ext2
+mklower ext3 "$size" mkfs.ext3 -q -F -L cl-ext3
+mklower ext4 "$size" mkfs.ext4 -q -F -L cl-ext4
+mklower xfs "$size" mkfs.xfs -q -f -L cl-xfs -m reflink=0
+mklower xfsr "$size" mkfs.xfs -q -f -L cl-xfsr -m reflink=1
 mklower small 8M mkfs.ext2 -q -F -L cl-small -b 1024
 say "stage: ready in $run"

@@ -1,0 +1,271 @@
+#!/bin/sh
+# Guest side of make bench: every workload on every configuration, side by
+# side on the same lower fs, interleaved (bare, cowlinkfs cow=flag,
+# cowlinkfs cow=all, overlayfs, mergerfs, cowdancer; then again, for
+# BENCH_ROUNDS rounds), caches dropped before each timed step.  One CSV
+# line per figure in results/bench.csv; one TAP line per lower, round and
+# configuration in results/tap, "not ok" on any failed step (a full disk
+# among them: it would make a copy look fast).  The host turns the CSV
+# into ratios (tests/bench-report.py).
+set -u
+T=/t
+R=$T/results
+export PATH=$T/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES
+. $T/bench.conf
+. $T/tests/lower.sh
+csv=$R/bench.csv
+echo "kernel,lower,workload,config,round,seconds,bytes,files,note" >$csv
+: >$R/tap
+kver=$(uname -r)
+n=0
+mkdir -p /bsrc /mnt/b /mnt/b2
+mount -o ro "$(blkid -L cl-bsrc)" /bsrc || echo "Bail out! no bench disk" | tee $R/tap
+
+# bytes SIZE: 4k, 1m, 1g (and 1g-sparse) in bytes
+bytes() {
+	case ${1%-sparse} in
+	*k) echo $((${1%%k*} * 1024)) ;;
+	*m) echo $((${1%%m*} * 1048576)) ;;
+	*g) echo $((${1%%g*} * 1073741824)) ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# t WORKLOAD BYTES FILES NOTE [cow] CMD...: time CMD once, caches dropped,
+# and record it.  A failure is a failed step, unless this configuration is
+# in $na (a configuration that cannot do it): then the figure is "n/a".
+# "cow" marks a write that cowdancer must see: it runs under cow-shell
+# started in $W, which lists the multi-link files it must break there.
+na=
+t() {
+	w=$1 b=$2 f=$3 note=$4
+	shift 4
+	if [ "$1" = cow ]; then
+		shift
+		[ "$cfg" != cowdancer ] ||
+			set -- sh -c 'cd "$1" && shift && exec cow-shell "$@"' - "$W" "$@"
+	fi
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	if timeit /tmp/secs "$@" >/tmp/out 2>&1; then
+		echo "$kver,$fs,$w,$cfg,$round,$(cat /tmp/secs),$b,$f,$note" >>$csv
+		return 0
+	fi
+	case " $na " in
+	*" $cfg "*)
+		echo "$kver,$fs,$w,$cfg,$round,n/a,$b,$f,$(head -c 60 /tmp/out | tr -c '[:print:]' ' ' | tr , ';')" >>$csv
+		;;
+	*)
+		echo "$w: $* failed: $(tail -n 3 /tmp/out)" >>/tmp/fail
+		;;
+	esac
+	return 1
+}
+
+# check WHAT CONDITION...: a result that must hold
+check() {
+	w=$1
+	shift
+	"$@" || echo "$w: $*" >>/tmp/fail
+}
+
+first_byte() { od -An -tx1 -N1 "$1" | tr -d ' '; }
+
+# up: mount $cfg over the bare directory $B/x.  The workloads run in $W;
+# their fixtures are made in $P, which is $W except for overlayfs, whose
+# lower layer takes them before the mount (fixed remounts it).
+up() {
+	B=/lower/$fs/b
+	rm -rf "$B"
+	mkdir -p "$B/x" "$B/u" "$B/w" "$B/u2" "$B/w2"
+	W=/mnt/b P=/mnt/b
+	case $cfg in
+	bare | cowdancer) W=$B/x P=$B/x ;;
+	cowlinkfs-flag) mount -t cowlinkfs -o cow=flag "$B/x" /mnt/b ;;
+	cowlinkfs-all) mount -t cowlinkfs -o cow=all "$B/x" /mnt/b ;;
+	overlayfs)
+		P=$B/x
+		fixed
+		;;
+	mergerfs) mergerfs -o link_cow=true,category.create=ff,cache.files=off,minfreespace=1M "$B/x" /mnt/b ;;
+	esac
+}
+
+fixed() {
+	[ "$cfg" = overlayfs ] || return 0
+	! mountpoint -q /mnt/b || umount /mnt/b
+	mount -t overlay -o "lowerdir=$B/x,upperdir=$B/u,workdir=$B/w" overlay /mnt/b
+}
+
+down() {
+	for m in /mnt/b2 /mnt/b; do
+		! mountpoint -q $m || umount $m || echo "umount $m failed" >>/tmp/fail
+	done
+	rm -rf "$B"
+}
+
+# clone WORKLOAD FILES NAME: clone $W/NAME the way $cfg clones a tree; the
+# clone is $C.  overlayfs clones by mounting an overlay on the tree.
+clone() {
+	C=$W/$3.clone
+	case $cfg in
+	cowlinkfs-flag) t "$1" 0 "$2" "cowlink clone" cowlink clone "$W/$3" "$C" ;;
+	cowdancer) t "$1" 0 "$2" "cp -al" cp -al "$W/$3" "$C" ;;
+	overlayfs)
+		C=/mnt/b2
+		! mountpoint -q $C || umount $C
+		rm -rf "$B/u2" "$B/w2"
+		mkdir -p "$B/u2" "$B/w2"
+		t "$1" 0 "$2" "overlay mount" mount -t overlay \
+			-o "lowerdir=$P/$3,upperdir=$B/u2,workdir=$B/w2" overlay $C
+		;;
+	*) t "$1" 0 "$2" "cp -rl" cp -rl "$W/$3" "$C" ;;
+	esac
+}
+
+data() {
+	[ "$cfg" != cowdancer ] || return 0
+	b=$((BENCH_DATA * 1048576))
+	set -- --name=bench "--filename=$W/data" "--size=${BENCH_DATA}m" --output=/dev/null
+	t data-seq-write $b "" "psync bs=1M" fio "$@" --rw=write --bs=1M --end_fsync=1
+	t data-seq-read $b "" "psync bs=1M" fio "$@" --rw=read --bs=1M
+	t data-rand-read $b "" "psync bs=4k" fio "$@" --rw=randread --bs=4k
+	t data-rand-write $b "" "psync bs=4k" fio "$@" --rw=randwrite --bs=4k --end_fsync=1
+	# mergerfs with cache.files=off has no shared mmap and no O_DIRECT write
+	na=mergerfs
+	t data-mmap-read $b "" "mmap bs=4k" fio "$@" --rw=randread --bs=4k --ioengine=mmap
+	t data-mmap-write $b "" "mmap bs=4k" fio "$@" --rw=randwrite --bs=4k --ioengine=mmap --end_fsync=1
+	t data-direct-read $b "" "O_DIRECT bs=4k" fio "$@" --rw=randread --bs=4k --direct=1
+	t data-direct-write $b "" "O_DIRECT bs=4k" fio "$@" --rw=randwrite --bs=4k --direct=1
+	na=
+	rm -f "$W/data"
+}
+
+meta() {
+	[ "$cfg" != cowdancer ] || return 0
+	mkdir "$W/m"
+	t meta-create 0 "$BENCH_META" "" metaops create "$W/m" "$BENCH_META"
+	t meta-stat 0 "$BENCH_META" "" metaops stat "$W/m" "$BENCH_META"
+	t meta-unlink 0 "$BENCH_META" "" metaops unlink "$W/m" "$BENCH_META"
+	tar=/bsrc/tree-$BENCH_FILES.tar
+	t meta-untar "$(stat -c %s $tar)" "$BENCH_FILES" "" tar -xf $tar -C "$W/m"
+	t meta-find 0 "$BENCH_FILES" "find -ls" sh -c 'find "$1" -ls >/dev/null' - "$W/m"
+	t meta-du 0 "$BENCH_FILES" "du -s" du -s "$W/m"
+	t meta-rm 0 "$BENCH_FILES" "rm -rf" rm -rf "$W/m"
+}
+
+# brk: the break, the first write of 4 KiB to one of two names of a file of
+# each size (filled with 0xab), against copying that file.  Each size has a
+# directory of its own (overlayfs would keep the whiteouts of the last), a
+# COW directory under cow=flag, as link() between a COW file and a plain
+# directory is EMLINK.
+brk() {
+	for s in $BENCH_SIZES; do
+		b=$(bytes "$s")
+		d=brk-$s
+		mkdir "$P/$d"
+		[ "$cfg" != cowlinkfs-flag ] || cowlink set "$W/$d"
+		if [ "${s%-sparse}" != "$s" ]; then
+			xfs_io -f -c "truncate $b" -c "pwrite -q -S 0xab 0 4k" \
+				-c "pwrite -q -S 0xab $((b - 4096)) 4k" "$P/$d/f"
+		else
+			xfs_io -f -c "pwrite -q -S 0xab -b 1m 0 $b" "$P/$d/f"
+		fi
+		ln "$P/$d/f" "$P/$d/g"
+		fixed
+		t "break-$s" "$b" "" "first write of 4 KiB" cow \
+			dd if=/dev/zero "of=$W/$d/f" bs=4k count=1 conv=notrunc status=none
+		check "break-$s" [ "$(first_byte "$W/$d/f")" = 00 ]
+		[ "$cfg" = bare ] || check "break-$s: other name kept" [ "$(first_byte "$W/$d/g")" = ab ]
+		if [ "$cfg" != cowdancer ]; then
+			t "break-cp-$s" "$b" "" "cp --reflink=never" cp --reflink=never "$W/$d/g" "$W/$d/h"
+		fi
+		if [ "$cfg" = bare ] && [ "$fs" = xfsr ]; then
+			t "break-reflink-$s" "$b" "" "cp --reflink=always" cp --reflink=always "$W/$d/g" "$W/$d/r"
+		fi
+		rm -rf "${W:?}/$d"
+	done
+}
+
+# tree: the article's workload on a real source tree
+tree() {
+	k=$BENCH_FILES
+	mkdir "$P/orig"
+	tar -xf "/bsrc/tree-$k.tar" -C "$P/orig"
+	fixed
+	if [ "$cfg" != cowdancer ]; then
+		t tree-cp-a 0 "$k" "cp -a" cp -a "$W/orig" "$W/copy"
+	fi
+	clone tree-clone "$k" orig
+	head -n 10 "/bsrc/tree-$k.edit" >/tmp/edit
+	tail -n +11 "/bsrc/tree-$k.edit" >/tmp/append
+	cat /tmp/edit /tmp/append | (cd "$W/orig" && xargs md5sum) >/tmp/sums
+	na=cowdancer
+	# vim writes a file with several names in place (backupcopy=auto)
+	t tree-edit 0 10 "vim in place" cow sh -c 'cd "$1" && while read -r f; do
+		vi -u NONE -i NONE -N -es -c "1s/^/edited /" -c wq "$f" || exit 1
+	done </tmp/edit' - "$C"
+	na=
+	t tree-append 0 10 "first write: a line appended" cow sh -c 'cd "$1" && while read -r f; do
+		echo edited >>"$f" || exit 1
+	done </tmp/append' - "$C"
+	[ "$cfg" = bare ] || check "tree-edit: original kept" sh -c 'cd "$1" && md5sum -c --quiet /tmp/sums' - "$W/orig"
+	t tree-diff-clone 0 "$k" "diff -r against the clone" \
+		sh -c 'diff -r "$1" "$2" >/dev/null; [ $? -le 1 ]' - "$W/orig" "$C"
+	if [ "$cfg" != cowdancer ]; then
+		t tree-diff-copy 0 "$k" "diff -r against a full copy" \
+			sh -c 'diff -r "$1" "$2" >/dev/null; [ $? -le 1 ]' - "$W/orig" "$W/copy"
+	fi
+	t tree-du-both 0 "$k" "du -s of both" du -s "$W/orig" "$C"
+}
+
+# scale: clone, diff -r and one break on trees of each size
+scale() {
+	for k in $BENCH_SCALE; do
+		mkdir "$P/s$k"
+		tar -xf "/bsrc/tree-$k.tar" -C "$P/s$k"
+		fixed
+		clone "scale-clone@$k" "$k" "s$k"
+		t "scale-diff@$k" 0 "$k" "diff -r against the clone" \
+			sh -c 'diff -r "$1" "$2" >/dev/null; [ $? -le 1 ]' - "$W/s$k" "$C"
+		f=$(head -n 1 "/bsrc/tree-$k.edit")
+		t "scale-break@$k" 0 "$k" "first write of 4 KiB" cow \
+			dd if=/dev/zero "of=$C/$f" bs=4k count=1 conv=notrunc status=none
+		! mountpoint -q /mnt/b2 || umount /mnt/b2
+		rm -rf "$W/s$k.clone" "$W/s$k"
+	done
+}
+
+for fs in $BENCH_FS; do
+	mkdir -p "/lower/$fs"
+	if ! mount_lower "$fs"; then
+		n=$((n + 1))
+		echo "not ok $n $fs: cannot mount the lower fs" | tee -a $R/tap
+		continue
+	fi
+	round=1
+	while [ $round -le "$BENCH_ROUNDS" ]; do
+		for cfg in bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer; do
+			: >/tmp/fail
+			echo "# $fs round $round $cfg (at $(cut -d' ' -f1 /proc/uptime) s)" >/dev/console
+			up
+			data
+			meta
+			brk
+			tree
+			scale
+			down
+			n=$((n + 1))
+			if [ -s /tmp/fail ]; then
+				echo "not ok $n $fs/$round/$cfg" | tee -a $R/tap
+				sed 's/^/# /' /tmp/fail | tail -n 20 | tee -a $R/tap
+			else
+				echo "ok $n $fs/$round/$cfg" | tee -a $R/tap
+			fi
+		done
+		round=$((round + 1))
+	done
+	umount "/lower/$fs"
+done
+echo "1..$n" | tee -a $R/tap

@@ -1,0 +1,40 @@
+#!/bin/bash
+# make bench: boot the guest once and run every workload of tests/bench.sh
+# side by side on each lower fs, then turn the figures into ratios, a
+# table, JSON, CSV and plots (tests/bench-report.py) in
+# $COWLINKFS_LOGS/bench.  The knobs, with their defaults:
+#   BENCH_FS="ext2 ext3 ext4 xfs xfsr"  lower filesystems
+#   BENCH_ROUNDS=5          rounds of every configuration, interleaved
+#   BENCH_FILES=10000       files of the source tree of the article's workload
+#   BENCH_SCALE="1000 10000 50000"  tree sizes of the scaling workloads
+#   BENCH_META=10000        files created, stat'ed and unlinked
+#   BENCH_DATA=64           MiB of the data-path file
+#   BENCH_SIZES="4k 1m 64m 1g 1g-sparse"  file sizes of the break
+#   BENCH_DISK=8G           size of each lower (sparse)
+# "run-bench.sh smoke" is the one-round miniature make test runs so that the
+# benchmark cannot rot; its caller judges it (report.sh bench).
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/guest/lib.sh"
+if [ "${1:-}" = smoke ]; then
+	BENCH_FS=ext4 BENCH_ROUNDS=1 BENCH_FILES=300 BENCH_SCALE=300 BENCH_META=200
+	BENCH_DATA=4 BENCH_SIZES="4k 1m" BENCH_DISK=1G
+fi
+: "${BENCH_FS:=ext2 ext3 ext4 xfs xfsr}" "${BENCH_ROUNDS:=5}" "${BENCH_FILES:=10000}"
+: "${BENCH_SCALE:=1000 10000 50000}" "${BENCH_META:=10000}" "${BENCH_DATA:=64}"
+: "${BENCH_SIZES:=4k 1m 64m 1g 1g-sparse}" "${BENCH_DISK:=8G}"
+export BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES BENCH_DISK
+# Generous: a guest that stops early is judged by its missing plan line.
+export COWLINKFS_TIMEOUT=$((86400 * 2))
+[ "${1:-}" != smoke ] || COWLINKFS_TIMEOUT=900
+say "bench: $BENCH_ROUNDS rounds on $BENCH_FS; tree $BENCH_FILES files, scaling $BENCH_SCALE," \
+	"breaks of $BENCH_SIZES; progress in $COWLINKFS_LOGS/guest-bench.log"
+rc=0
+bash "$top/guest/pipeline.sh" bench || rc=$?
+out=$COWLINKFS_LOGS/bench
+mkdir -p "$out"
+if [ -s "$COWLINKFS_LOGS/results-bench/bench.csv" ]; then
+	python3 "$top/tests/bench-report.py" "$COWLINKFS_LOGS/results-bench/bench.csv" "$out" || rc=1
+fi
+[ "${1:-}" = smoke ] || bash "$top/tests/report.sh" bench || rc=1
+exit "$rc"
