@@ -30,7 +30,7 @@ for n in $sizes; do
 	say "bench-src: tree of $n files"
 	head -n "$n" "$dir/.all" >"$dir/.list"
 	tar -C "$src" -cf "$dir/tree-$n.tar" -T "$dir/.list"
-	step=$(($(grep -c '\.c$' "$dir/.list") / 20))
+	step=$(($(grep -c '\.c$' "$dir/.list" || true) / 20))
 	grep '\.c$' "$dir/.list" | awk -v s=$((step > 0 ? step : 1)) '(NR - 1) % s == 0' |
 		head -n 20 | sed 's|^\./||' >"$dir/tree-$n.edit"
 	if [ "$(wc -l <"$dir/tree-$n.edit")" != 20 ]; then

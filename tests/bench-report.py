@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench, host side: turn the guest's bench.csv into ratios.
 
-Usage: bench-report.py BENCH.CSV OUTDIR
+Usage: bench-report.py RESULTS OUTDIR  (RESULTS holds the guest's bench.csv and tap)
 
 Every figure is divided by the bare lower's figure of the same workload in
 the same round (the rounds interleave the configurations, so a ratio
 compares runs minutes apart, not hours); a ratio's median and spread are
-over the rounds.  Writes OUTDIR/bench.csv (the figures), bench.json (the
+over the rounds.  A step that failed shows as FAIL, never as a figure, and
+the figures of a round the guest judged "not ok" (a mount or a fixture
+that failed) are left out and named.  Writes OUTDIR/bench.csv (the figures), bench.json (the
 figures and the ratios), table.txt (printed too), targets.txt (the
 issue's targets, met or missed), and with gnuplot ratios-LOWER.svg/.png
 and scaling-LOWER.svg/.png.
@@ -33,8 +35,20 @@ def load(path):
 def seconds(row):
     try:
         return float(row["seconds"])
-    except ValueError:
+    except (TypeError, ValueError):
         return None
+
+
+def failed_rounds(tap):
+    """(lower, round, config) of every "not ok LOWER/ROUND/CONFIG" line."""
+    bad = set()
+    if os.path.exists(tap):
+        for line in open(tap):
+            if line.startswith("not ok "):
+                parts = line.split()[3].split("/") if len(line.split()) > 3 else []
+                if len(parts) == 3:
+                    bad.add((parts[0], parts[1], parts[2]))
+    return bad
 
 
 def summarise(rows):
@@ -55,7 +69,8 @@ def summarise(rows):
             any_row = next(iter(rounds.values()))
             out[key][cfg] = {
                 "rounds": len(secs),
-                "na": len(secs) - len(ok),
+                "failed": sum(r["seconds"] == "fail" for r in rounds.values()),
+                "na": sum(r["seconds"] == "n/a" for r in rounds.values()),
                 "median_s": statistics.median(ok) if ok else None,
                 "min_s": min(ok) if ok else None,
                 "max_s": max(ok) if ok else None,
@@ -71,6 +86,8 @@ def summarise(rows):
 def cell(s):
     if s is None:
         return "n/a"
+    if s["failed"]:
+        return "FAIL (%d of %d)" % (s["failed"], s["rounds"])
     if s["ratio"] is None:
         return "n/a" if s["na"] else "-"
     return "%.2f [%.2f-%.2f]" % (s["ratio"], s["ratio_min"], s["ratio_max"])
@@ -96,12 +113,12 @@ def table(summary, lowers, workloads, kernel, rounds):
 
 def ratio(summary, lower, workload, cfg):
     s = summary.get((lower, workload), {}).get(cfg)
-    return s["ratio"] if s else None
+    return s["ratio"] if s and not s["failed"] else None
 
 
 def median(summary, lower, workload, cfg):
     s = summary.get((lower, workload), {}).get(cfg)
-    return s["median_s"] if s else None
+    return s["median_s"] if s and not s["failed"] else None
 
 
 def targets(summary, lowers, workloads):
@@ -110,7 +127,7 @@ def targets(summary, lowers, workloads):
 
     def judge(what, value, limit, ok):
         if value is None or limit is None:
-            lines.append("  n/a     %s" % what)
+            lines.append("  no data %s (a step failed, or a figure is missing)" % what)
         else:
             lines.append("  %-7s %s: %.2f (limit %.2f)" % ("met" if ok(value, limit) else "MISSED",
                                                         what, value, limit))
@@ -223,13 +240,17 @@ unset multiplot
 
 
 def main():
-    src, out = sys.argv[1], sys.argv[2]
+    results, out = sys.argv[1], sys.argv[2]
+    src = os.path.join(results, "bench.csv")
     os.makedirs(out, exist_ok=True)
     rows = load(src)
     if not rows:
         sys.exit("bench-report: no figures in %s" % src)
-    if os.path.abspath(src) != os.path.abspath(os.path.join(out, "bench.csv")):
-        shutil.copy(src, os.path.join(out, "bench.csv"))
+    shutil.copy(src, os.path.join(out, "bench.csv"))
+    bad = failed_rounds(os.path.join(results, "tap"))
+    for b in sorted(bad):
+        print("bench-report: left out: %s round %s %s, judged not ok by the guest" % b)
+    rows = [r for r in rows if (r["lower"], r["round"], r["config"]) not in bad]
     summary = summarise(rows)
     lowers, workloads = [], {}
     for r in rows:

@@ -20,7 +20,10 @@ echo "kernel,lower,workload,config,round,seconds,bytes,files,note" >$csv
 kver=$(uname -r)
 n=0
 mkdir -p /bsrc /mnt/b /mnt/b2
-mount -o ro "$(blkid -L cl-bsrc)" /bsrc || echo "Bail out! no bench disk" | tee $R/tap
+if ! mount -o ro "$(blkid -L cl-bsrc)" /bsrc; then
+	echo "Bail out! no bench disk" | tee $R/tap
+	exit 1
+fi
 
 # bytes SIZE: 4k, 1m, 1g (and 1g-sparse) in bytes
 bytes() {
@@ -33,34 +36,51 @@ bytes() {
 }
 
 # t WORKLOAD BYTES FILES NOTE [cow] CMD...: time CMD once, caches dropped,
-# and record it.  A failure is a failed step, unless this configuration is
-# in $na (a configuration that cannot do it): then the figure is "n/a".
-# "cow" marks a write that cowdancer must see: it runs under cow-shell
-# started in $W, which lists the multi-link files it must break there.
+# and record it.  A failure is a failed step, recorded as "fail", unless
+# this configuration is in $na (a configuration that cannot do it): then
+# the figure is "n/a".  "cow DIR" marks a write that cowdancer must see: it
+# runs under cow-shell started in DIR, whose multi-link files cow-shell
+# lists (a scan of DIR that is part of cowdancer's cost, so DIR is the
+# tree under test and no more).  fio's figure is its own runtime: its
+# start-up under TCG is as long as the I/O of a small file.
 na=
 t() {
 	w=$1 b=$2 f=$3 note=$4
 	shift 4
 	if [ "$1" = cow ]; then
-		shift
-		[ "$cfg" != cowdancer ] ||
-			set -- sh -c 'cd "$1" && shift && exec cow-shell "$@"' - "$W" "$@"
+		dir=$2
+		shift 2
+		if [ "$cfg" = cowdancer ]; then
+			# cow-shell's daemon unlinks .ilist up to a second after
+			# the command ends, maybe the next cow-shell's
+			sleep 2
+			set -- sh -c 'cd "$1" && shift && exec cow-shell "$@"' - "$dir" "$@"
+		fi
 	fi
+	[ "$1" != fio ] || set -- "$@" --minimal
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	if timeit /tmp/secs "$@" >/tmp/out 2>&1; then
+		# terse format: field 9 the read runtime, 50 the write runtime (ms)
+		[ "$1" != fio ] || awk -F';' '{ printf "%.4f\n", ($9 + $50) / 1000 }' /tmp/out >/tmp/secs
 		echo "$kver,$fs,$w,$cfg,$round,$(cat /tmp/secs),$b,$f,$note" >>$csv
 		return 0
 	fi
 	case " $na " in
 	*" $cfg "*)
-		echo "$kver,$fs,$w,$cfg,$round,n/a,$b,$f,$(head -c 60 /tmp/out | tr -c '[:print:]' ' ' | tr , ';')" >>$csv
+		echo "$kver,$fs,$w,$cfg,$round,n/a,$b,$f,$(tr -c '[:print:]' ' ' </tmp/out | head -c 60 | tr , ';')" >>$csv
 		;;
 	*)
+		echo "$kver,$fs,$w,$cfg,$round,fail,$b,$f,$note" >>$csv
 		echo "$w: $* failed: $(tail -n 3 /tmp/out)" >>/tmp/fail
 		;;
 	esac
 	return 1
+}
+
+# must CMD...: a step of setting up that must work, or the round fails
+must() {
+	"$@" >/tmp/must 2>&1 || { echo "setup: $* failed: $(tail -n 3 /tmp/must)" >>/tmp/fail; return 1; }
 }
 
 # check WHAT CONDITION...: a result that must hold
@@ -82,20 +102,23 @@ up() {
 	W=/mnt/b P=/mnt/b
 	case $cfg in
 	bare | cowdancer) W=$B/x P=$B/x ;;
-	cowlinkfs-flag) mount -t cowlinkfs -o cow=flag "$B/x" /mnt/b ;;
-	cowlinkfs-all) mount -t cowlinkfs -o cow=all "$B/x" /mnt/b ;;
+	cowlinkfs-flag) must mount -t cowlinkfs -o cow=flag "$B/x" /mnt/b ;;
+	cowlinkfs-all) must mount -t cowlinkfs -o cow=all "$B/x" /mnt/b ;;
 	overlayfs)
 		P=$B/x
 		fixed
 		;;
-	mergerfs) mergerfs -o link_cow=true,category.create=ff,cache.files=off,minfreespace=1M "$B/x" /mnt/b ;;
+	mergerfs)
+		must mergerfs -o link_cow=true,category.create=ff,cache.files=off,minfreespace=1M \
+			"$B/x" /mnt/b
+		;;
 	esac
 }
 
 fixed() {
 	[ "$cfg" = overlayfs ] || return 0
-	! mountpoint -q /mnt/b || umount /mnt/b
-	mount -t overlay -o "lowerdir=$B/x,upperdir=$B/u,workdir=$B/w" overlay /mnt/b
+	! mountpoint -q /mnt/b || must umount /mnt/b
+	must mount -t overlay -o "lowerdir=$B/x,upperdir=$B/u,workdir=$B/w" overlay /mnt/b
 }
 
 down() {
@@ -127,7 +150,7 @@ clone() {
 data() {
 	[ "$cfg" != cowdancer ] || return 0
 	b=$((BENCH_DATA * 1048576))
-	set -- --name=bench "--filename=$W/data" "--size=${BENCH_DATA}m" --output=/dev/null
+	set -- --name=bench "--filename=$W/data" "--size=${BENCH_DATA}m"
 	t data-seq-write $b "" "psync bs=1M" fio "$@" --rw=write --bs=1M --end_fsync=1
 	t data-seq-read $b "" "psync bs=1M" fio "$@" --rw=read --bs=1M
 	t data-rand-read $b "" "psync bs=4k" fio "$@" --rw=randread --bs=4k
@@ -144,7 +167,7 @@ data() {
 
 meta() {
 	[ "$cfg" != cowdancer ] || return 0
-	mkdir "$W/m"
+	must mkdir "$W/m" || return 0
 	t meta-create 0 "$BENCH_META" "" metaops create "$W/m" "$BENCH_META"
 	t meta-stat 0 "$BENCH_META" "" metaops stat "$W/m" "$BENCH_META"
 	t meta-unlink 0 "$BENCH_META" "" metaops unlink "$W/m" "$BENCH_META"
@@ -164,25 +187,27 @@ brk() {
 	for s in $BENCH_SIZES; do
 		b=$(bytes "$s")
 		d=brk-$s
-		mkdir "$P/$d"
-		[ "$cfg" != cowlinkfs-flag ] || cowlink set "$W/$d"
+		must mkdir "$P/$d" || continue
+		[ "$cfg" != cowlinkfs-flag ] || must cowlink set "$W/$d"
 		if [ "${s%-sparse}" != "$s" ]; then
-			xfs_io -f -c "truncate $b" -c "pwrite -q -S 0xab 0 4k" \
+			must xfs_io -f -c "truncate $b" -c "pwrite -q -S 0xab 0 4k" \
 				-c "pwrite -q -S 0xab $((b - 4096)) 4k" "$P/$d/f"
 		else
-			xfs_io -f -c "pwrite -q -S 0xab -b 1m 0 $b" "$P/$d/f"
+			must xfs_io -f -c "pwrite -q -S 0xab -b 1m 0 $b" "$P/$d/f"
 		fi
-		ln "$P/$d/f" "$P/$d/g"
+		must ln "$P/$d/f" "$P/$d/g"
 		fixed
-		t "break-$s" "$b" "" "first write of 4 KiB" cow \
+		t "break-$s" "$b" "" "first write of 4 KiB" cow "$W/$d" \
 			dd if=/dev/zero "of=$W/$d/f" bs=4k count=1 conv=notrunc status=none
 		check "break-$s" [ "$(first_byte "$W/$d/f")" = 00 ]
 		[ "$cfg" = bare ] || check "break-$s: other name kept" [ "$(first_byte "$W/$d/g")" = ab ]
 		if [ "$cfg" != cowdancer ]; then
-			t "break-cp-$s" "$b" "" "cp --reflink=never" cp --reflink=never "$W/$d/g" "$W/$d/h"
+			t "break-cp-$s" "$b" "" "cp --reflink=never, synced" \
+				sh -c 'cp --reflink=never "$1" "$2" && sync "$2"' - "$W/$d/g" "$W/$d/h"
 		fi
 		if [ "$cfg" = bare ] && [ "$fs" = xfsr ]; then
-			t "break-reflink-$s" "$b" "" "cp --reflink=always" cp --reflink=always "$W/$d/g" "$W/$d/r"
+			t "break-reflink-$s" "$b" "" "cp --reflink=always, synced" \
+				sh -c 'cp --reflink=always "$1" "$2" && sync "$2"' - "$W/$d/g" "$W/$d/r"
 		fi
 		rm -rf "${W:?}/$d"
 	done
@@ -191,8 +216,8 @@ brk() {
 # tree: the article's workload on a real source tree
 tree() {
 	k=$BENCH_FILES
-	mkdir "$P/orig"
-	tar -xf "/bsrc/tree-$k.tar" -C "$P/orig"
+	must mkdir "$P/orig" || return 0
+	must tar -xf "/bsrc/tree-$k.tar" -C "$P/orig" || return 0
 	fixed
 	if [ "$cfg" != cowdancer ]; then
 		t tree-cp-a 0 "$k" "cp -a" cp -a "$W/orig" "$W/copy"
@@ -203,11 +228,11 @@ tree() {
 	cat /tmp/edit /tmp/append | (cd "$W/orig" && xargs md5sum) >/tmp/sums
 	na=cowdancer
 	# vim writes a file with several names in place (backupcopy=auto)
-	t tree-edit 0 10 "vim in place" cow sh -c 'cd "$1" && while read -r f; do
+	t tree-edit 0 10 "vim in place" cow "$C" sh -c 'cd "$1" && while read -r f; do
 		vi -u NONE -i NONE -N -es -c "1s/^/edited /" -c wq "$f" || exit 1
 	done </tmp/edit' - "$C"
 	na=
-	t tree-append 0 10 "first write: a line appended" cow sh -c 'cd "$1" && while read -r f; do
+	t tree-append 0 10 "first write: a line appended" cow "$C" sh -c 'cd "$1" && while read -r f; do
 		echo edited >>"$f" || exit 1
 	done </tmp/append' - "$C"
 	[ "$cfg" = bare ] || check "tree-edit: original kept" sh -c 'cd "$1" && md5sum -c --quiet /tmp/sums' - "$W/orig"
@@ -218,21 +243,27 @@ tree() {
 			sh -c 'diff -r "$1" "$2" >/dev/null; [ $? -le 1 ]' - "$W/orig" "$W/copy"
 	fi
 	t tree-du-both 0 "$k" "du -s of both" du -s "$W/orig" "$C"
+	# cowdancer's cow-shell scans its directory: leave scale() its own
+	! mountpoint -q /mnt/b2 || must umount /mnt/b2
+	rm -rf "$W/orig" "$W/orig.clone" "$W/copy"
 }
 
 # scale: clone, diff -r and one break on trees of each size
 scale() {
 	for k in $BENCH_SCALE; do
-		mkdir "$P/s$k"
-		tar -xf "/bsrc/tree-$k.tar" -C "$P/s$k"
+		must mkdir "$P/s$k" || continue
+		must tar -xf "/bsrc/tree-$k.tar" -C "$P/s$k" || continue
 		fixed
 		clone "scale-clone@$k" "$k" "s$k"
 		t "scale-diff@$k" 0 "$k" "diff -r against the clone" \
 			sh -c 'diff -r "$1" "$2" >/dev/null; [ $? -le 1 ]' - "$W/s$k" "$C"
-		f=$(head -n 1 "/bsrc/tree-$k.edit")
-		t "scale-break@$k" 0 "$k" "first write of 4 KiB" cow \
-			dd if=/dev/zero "of=$C/$f" bs=4k count=1 conv=notrunc status=none
-		! mountpoint -q /mnt/b2 || umount /mnt/b2
+		# not $f: t() sets it
+		e=$(head -n 1 "/bsrc/tree-$k.edit")
+		sum=$(md5sum <"$W/s$k/$e")
+		t "scale-break@$k" 0 "$k" "first write of 4 KiB" cow "$C" \
+			dd if=/dev/zero "of=$C/$e" bs=4k count=1 conv=notrunc status=none
+		[ "$cfg" = bare ] || check "scale-break@$k: original kept" [ "$(md5sum <"$W/s$k/$e")" = "$sum" ]
+		! mountpoint -q /mnt/b2 || must umount /mnt/b2
 		rm -rf "$W/s$k.clone" "$W/s$k"
 	done
 }
@@ -249,12 +280,13 @@ for fs in $BENCH_FS; do
 		for cfg in bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer; do
 			: >/tmp/fail
 			echo "# $fs round $round $cfg (at $(cut -d' ' -f1 /proc/uptime) s)" >/dev/console
-			up
-			data
-			meta
-			brk
-			tree
-			scale
+			if up; then
+				data
+				meta
+				brk
+				tree
+				scale
+			fi
 			down
 			n=$((n + 1))
 			if [ -s /tmp/fail ]; then

@@ -23,7 +23,10 @@ for run in $runs; do
 		grep '^not ok' "$tap" | sed 's/^/# failed: /' || true
 	fi
 	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)
-	if [ -z "$plan" ]; then
+	if [ "$plan" = 0 ]; then
+		echo "not ok - $run: the guest ran nothing (plan 1..0)"
+		f=$((f + 1))
+	elif [ -z "$plan" ]; then
 		echo "not ok - $run: the guest never finished (no plan line); see $L/guest-$run.log"
 		f=$((f + 1))
 	elif [ "$plan" != $((p + f)) ]; then

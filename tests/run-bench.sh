@@ -25,16 +25,20 @@ fi
 : "${BENCH_SIZES:=4k 1m 64m 1g 1g-sparse}" "${BENCH_DISK:=8G}"
 export BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES BENCH_DISK
 # Generous: a guest that stops early is judged by its missing plan line.
-export COWLINKFS_TIMEOUT=$((86400 * 2))
-[ "${1:-}" != smoke ] || COWLINKFS_TIMEOUT=900
+smoke=${1:-}
+: "${COWLINKFS_TIMEOUT:=$((86400 * 2))}"
+[ "$smoke" != smoke ] || COWLINKFS_TIMEOUT=900
+export COWLINKFS_TIMEOUT
 say "bench: $BENCH_ROUNDS rounds on $BENCH_FS; tree $BENCH_FILES files, scaling $BENCH_SCALE," \
 	"breaks of $BENCH_SIZES; progress in $COWLINKFS_LOGS/guest-bench.log"
+# The smoke's figures go apart, not over a real run's.
+out=$COWLINKFS_LOGS/bench${smoke:+-smoke}
+rm -rf "$COWLINKFS_LOGS/results-bench" "$out"
+mkdir -p "$out"
 rc=0
 bash "$top/guest/pipeline.sh" bench || rc=$?
-out=$COWLINKFS_LOGS/bench
-mkdir -p "$out"
 if [ -s "$COWLINKFS_LOGS/results-bench/bench.csv" ]; then
-	python3 "$top/tests/bench-report.py" "$COWLINKFS_LOGS/results-bench/bench.csv" "$out" || rc=1
+	python3 "$top/tests/bench-report.py" "$COWLINKFS_LOGS/results-bench" "$out" || rc=1
 fi
-[ "${1:-}" = smoke ] || bash "$top/tests/report.sh" bench || rc=1
+[ "$smoke" = smoke ] || bash "$top/tests/report.sh" bench || rc=1
 exit "$rc"
