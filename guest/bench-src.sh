@@ -9,9 +9,10 @@ set -eu
 
 sizes=$(printf '%s\n' $BENCH_FILES $BENCH_SCALE | sort -nu)
 img=$COWLINKFS_CACHE/bench-src-$( (echo "$sizes"; dpkg-query -W -f='${Version}' linux-source-6.1; cat "$0") | key /dev/stdin).img
+link() { ln -sf "$img" "$COWLINKFS_CACHE/run/bsrc.img"; }
 if [ -f "$img" ]; then
 	say "bench-src: cached in $img"
-	ln -sf "$img" "$COWLINKFS_CACHE/run/bsrc.img"
+	link
 	exit 0
 fi
 src=$(kernel_src)
@@ -44,4 +45,4 @@ mkfs.ext4 -q -F -L cl-bsrc -d "$dir" "$img.tmp" "${mb}M"
 mv "$img.tmp" "$img"
 rm -rf "$dir"
 say "bench-src: $img (${mb} MiB)"
-ln -sf "$img" "$COWLINKFS_CACHE/run/bsrc.img"
+link

@@ -90,6 +90,10 @@ check() {
 	"$@" || echo "$w: $*" >>/tmp/fail
 }
 
+# diff -r of $1 and $2 as a command: differences (status 1) are no failure
+# shellcheck disable=SC2016
+diffr='diff -r "$1" "$2" >/dev/null; [ $? -le 1 ]'
+
 first_byte() { od -An -tx1 -N1 "$1" | tr -d ' '; }
 
 # up: mount $cfg over the bare directory $B/x.  The workloads run in $W;
@@ -237,10 +241,10 @@ tree() {
 	done </tmp/append' - "$C"
 	[ "$cfg" = bare ] || check "tree-edit: original kept" sh -c 'cd "$1" && md5sum -c --quiet /tmp/sums' - "$W/orig"
 	t tree-diff-clone 0 "$k" "diff -r against the clone" \
-		sh -c 'diff -r "$1" "$2" >/dev/null; [ $? -le 1 ]' - "$W/orig" "$C"
+		sh -c "$diffr" - "$W/orig" "$C"
 	if [ "$cfg" != cowdancer ]; then
 		t tree-diff-copy 0 "$k" "diff -r against a full copy" \
-			sh -c 'diff -r "$1" "$2" >/dev/null; [ $? -le 1 ]' - "$W/orig" "$W/copy"
+			sh -c "$diffr" - "$W/orig" "$W/copy"
 	fi
 	t tree-du-both 0 "$k" "du -s of both" du -s "$W/orig" "$C"
 	# cowdancer's cow-shell scans its directory: leave scale() its own
@@ -256,7 +260,7 @@ scale() {
 		fixed
 		clone "scale-clone@$k" "$k" "s$k"
 		t "scale-diff@$k" 0 "$k" "diff -r against the clone" \
-			sh -c 'diff -r "$1" "$2" >/dev/null; [ $? -le 1 ]' - "$W/s$k" "$C"
+			sh -c "$diffr" - "$W/s$k" "$C"
 		# not $f: t() sets it
 		e=$(head -n 1 "/bsrc/tree-$k.edit")
 		sum=$(md5sum <"$W/s$k/$e")
