@@ -140,3 +140,246 @@ test_break_gives_own_copy_now() {
 	err=$(cowlink break $M/nope 2>&1) && fail "break of a missing file succeeded"
 	check_eq "$err" "cowlink: cannot break '$M/nope': No such file or directory" "message"
 }
+
+test_break_without_cow_flag_fails_and_copies_nothing() {
+	printf data >"$M"/a
+	ln "$M"/a "$M"/b
+	i=$(ino "$M"/a)
+	if cowlink break -v "$M"/a >/tmp/out 2>/tmp/err; then
+		fail "exit 0 for a file without the flag"
+	else
+		check_eq $? 1 "exit status"
+	fi
+	check_eq "$(cat /tmp/out)" "" "no inode line on stdout"
+	check_eq "$(cat /tmp/err)" "cowlink: cannot break '$M/a': not a cow link (COW flag not set)" "message"
+	check_eq "$(ino "$M"/a)" "$i" "same inode"
+	check_eq "$(nlink "$M"/b)" 2 "still shared"
+}
+
+test_break_on_cow_all_mount_breaks_unflagged_file() {
+	umount "$M"
+	mount_clfs cow=all
+	printf data >"$M"/a
+	ln "$M"/a "$M"/b
+	check_try 0 getcow "$M"/a
+	i=$(ino "$M"/a)
+	out=$(cowlink break -v "$M"/a)
+	check_ne "$(ino "$M"/a)" "$i" "new inode"
+	check_eq "$out" "$M/a: inode $i -> $(ino "$M"/a)" "verbose report"
+	check_eq "$(nlink "$M"/b)" 1 "other name"
+}
+
+test_break_single_link_is_a_note_with_exit_0() {
+	cowlink set "$M"
+	printf data >"$M"/a
+	i=$(ino "$M"/a)
+	err=$(cowlink break -v "$M"/a 2>&1 >/tmp/out) || fail "exit status $?"
+	check_eq "$err" "cowlink: '$M/a': single link, nothing to break" "note"
+	check_eq "$(cat /tmp/out)" "" "no inode line"
+	check_eq "$(ino "$M"/a)" "$i" "same inode"
+}
+
+test_break_off_cowlinkfs_says_so() {
+	mkdir -p /tmp/plain
+	printf x >/tmp/plain/a
+	ln -f /tmp/plain/a /tmp/plain/b
+	i=$(ino /tmp/plain/a)
+	err=$(cowlink break -v /tmp/plain/a 2>&1) && fail "break off cowlinkfs succeeded"
+	check_eq "$err" "cowlink: cannot break '/tmp/plain/a': not on a cowlinkfs mount" "message"
+	check_eq "$(ino /tmp/plain/a)" "$i" "same inode"
+	mkfifo "$M"/p
+	err=$(cowlink break "$M"/p 2>&1) && fail "break of a fifo succeeded"
+	check_eq "$err" "cowlink: cannot break '$M/p': not a regular file" "fifo"
+}
+
+test_break_needs_read_and_write_permission_not_ownership() {
+	cowlink set "$M"
+	printf data >"$M"/ro
+	chmod 644 "$M"/ro
+	ln "$M"/ro "$M"/ro2
+	printf data >"$M"/wo
+	chmod 622 "$M"/wo
+	ln "$M"/wo "$M"/wo2
+	printf data >"$M"/rw
+	chmod 666 "$M"/rw
+	ln "$M"/rw "$M"/rw2
+	i=$(ino "$M"/ro)
+	err=$(as_user cowlink break "$M"/ro 2>&1) && fail "break without write permission"
+	check_eq "$err" "cowlink: cannot break '$M/ro': Permission denied" "read-only"
+	check_eq "$(ino "$M"/ro)" "$i" "read-only file not broken"
+	i=$(ino "$M"/wo)
+	err=$(as_user cowlink break "$M"/wo 2>&1) && fail "break without read permission"
+	check_eq "$err" "cowlink: cannot break '$M/wo': Permission denied" "write-only"
+	check_eq "$(ino "$M"/wo)" "$i" "write-only file not broken"
+	i=$(ino "$M"/rw)
+	as_user cowlink break "$M"/rw
+	check_ne "$(ino "$M"/rw)" "$i" "broken by a non-owner who may write"
+	check_eq "$(owner "$M"/rw)" 0:0 "copy keeps the owner"
+}
+
+test_status_walks_a_directory_without_r() {
+	mkdir -p "$M"/t/sub
+	printf x >"$M"/t/sub/a
+	ln "$M"/t/sub/a "$M"/t/b
+	saved=$(($(blocks "$M"/t/b) * 512))
+	check_eq "$(cowlink status "$M"/t | tail -n 1)" \
+		"files shared: 1, names: 2, bytes saved: $saved" "totals of the tree"
+	check_eq "$(cowlink status "$M"/t)" "$(cowlink status -r "$M"/t)" "same as -r"
+}
+
+test_usage_errors_name_the_word_and_exit_2() {
+	if "$(command -v cowlink)" break -R "$M"/x 2>/tmp/err; then
+		fail "exit 0 for an option of another subcommand"
+	else
+		check_eq $? 2 "exit status"
+	fi
+	check_eq "$(cat /tmp/err)" "cowlink: invalid option '-R' for 'break'
+Try 'cowlink --help' for more information." "message, one prefix when run by path"
+	err=$(cowlink frob 2>&1) && fail "unknown subcommand accepted"
+	check_eq "$err" "cowlink: unknown subcommand 'frob'
+Try 'cowlink --help' for more information." "unknown subcommand"
+	err=$(cowlink clone "$M"/a 2>&1) && fail "clone with one operand accepted"
+	check_eq "$err" "cowlink: missing destination operand after '$M/a'
+Try 'cowlink --help' for more information." "missing operand"
+}
+
+test_subcommand_help_exits_0() {
+	for c in get set clear clone status break; do
+		out=$(cowlink $c --help) || fail "cowlink $c --help: exit $?"
+		case "$out" in
+		"Usage: cowlink $c "*) ;;
+		*) fail "cowlink $c --help: $out" ;;
+		esac
+	done
+}
+
+test_walk_errors_report_what_failed_and_why() {
+	mkdir -p "$M"/w/x "$M"/w/y
+	touch "$M"/w/x/f
+	chown -R 1000:1000 "$M"/w
+	chmod 600 "$M"/w/x
+	chmod 300 "$M"/w/y
+	for c in "get -R" status; do
+		# shellcheck disable=SC2086 # $c is two words
+		err=$(as_user cowlink $c "$M"/w 2>&1 >/dev/null) && fail "$c: exit 0"
+		echo "$err" | grep -qxF "cowlink: cannot access '$M/w/x/f': Permission denied" ||
+			fail "$c: no FTW_NS message: $err"
+		echo "$err" | grep -qxF "cowlink: cannot read directory '$M/w/y': Permission denied" ||
+			fail "$c: no FTW_DNR message: $err"
+		check_eq "$(echo "$err" | wc -l)" 2 "$c: two errors, no others"
+	done
+}
+
+test_clone_copies_directory_xattrs_and_acls() {
+	mkdir -p "$M"/src/sub "$M"/p
+	printf x >"$M"/src/sub/f
+	setfattr -n user.dir -v dv "$M"/src/sub
+	setfattr -n trusted.dir -v tv "$M"/src/sub
+	setfacl -m u:1000:rwx "$M"/src/sub
+	setfacl -d -m u:1000:r-x "$M"/src/sub
+	setfacl -d -m g:1000:r-x "$M"/src
+	mknod "$M"/src/null c 1 3
+	setfattr -n trusted.dev -v nv "$M"/src/null
+	# a default ACL above DST: the clone must not keep what it inherits
+	setfacl -d -m u:1000:rwx "$M"/p
+	cowlink clone "$M"/src "$M"/p/dst
+	check_eq "$(getfattr --only-values -n user.dir "$M"/p/dst/sub)" dv "user.* of a directory"
+	check_eq "$(getfattr --only-values -n trusted.dir "$M"/p/dst/sub)" tv "trusted.* of a directory (root)"
+	check_eq "$(getfattr --only-values -n trusted.dev "$M"/p/dst/null)" nv "trusted.* of a device"
+	check_eq "$(getfacl -cpn "$M"/p/dst/sub)" "$(getfacl -cpn "$M"/src/sub)" "access and default ACL"
+	check_eq "$(getfacl -cpn "$M"/p/dst)" "$(getfacl -cpn "$M"/src)" "default ACL of the top"
+	check_eq "$(getfacl -cpn "$M"/p/dst | grep -c 'user:1000')" 0 "inherited ACL removed"
+	check_eq "$(mode "$M"/p/dst/sub)" "$(mode "$M"/src/sub)" "mode with the ACL mask"
+	check_try 1 getcow "$M"/p/dst/sub
+}
+
+test_clone_refuses_an_existing_dst() {
+	mkdir "$M"/s "$M"/d
+	printf x >"$M"/s/f
+	err=$(cowlink clone "$M"/s "$M"/d 2>&1) && fail "clone into an existing directory succeeded"
+	check_eq "$err" "cowlink: cannot create directory '$M/d': File exists" "directory"
+	check_eq "$(ls -A "$M"/d)" "" "nothing cloned into it"
+	: >"$M"/file
+	err=$(cowlink clone "$M"/s "$M"/file 2>&1) && fail "clone over a file succeeded"
+	check_eq "$err" "cowlink: cannot create directory '$M/file': File exists" "file"
+	err=$(cowlink clone "$M"/s "$M"/s/inner 2>&1) && fail "clone into itself succeeded"
+	check_eq "$err" "cowlink: cannot clone '$M/s' into itself, '$M/s/inner'" "into itself"
+	[ ! -e "$M"/s/inner ] || fail "inner made"
+	check_eq "$(nlink "$M"/s/f)" 1 "nothing linked"
+}
+
+test_clone_progress_only_on_a_terminal() {
+	mkdir "$M"/s
+	touch "$M"/s/a "$M"/s/b "$M"/s/c
+	err=$(cowlink clone --progress "$M"/s "$M"/d 2>&1) || fail "clone --progress: exit $?"
+	check_eq "$err" "" "nothing on a non-terminal"
+	check_eq "$(ino "$M"/d/a)" "$(ino "$M"/s/a)" "cloned"
+	out=$(script -qec "cowlink clone --progress $M/s $M/d2" /dev/null </dev/null) ||
+		fail "on a terminal: exit $?: $out"
+	case "$out" in
+	*"cowlink: 4/4 entries (100%), "*"/s, "*" s"*) ;;
+	*) fail "no progress on a terminal: $out" ;;
+	esac
+	check_eq "$(ino "$M"/d2/c)" "$(ino "$M"/s/c)" "cloned on a terminal"
+}
+
+test_status_json_escapes_odd_file_names() {
+	mkdir "$M"/j
+	printf x >"$M/j/$(printf 'bad\377')"
+	ln "$M/j/$(printf 'bad\377')" "$M/j/$(printf 'q"\n\376')"
+	out=$(cowlink status --json "$M"/j)
+	printf '%s\n' "$out" | grep -qF -e "\"path\": \"$M/j/bad\\udcff\"" \
+		-e "\"path\": \"$M/j/q\\\"\\n\\udcfe\"" || fail "escapes: $out"
+	check_eq "$(printf '%s' "$out" | LC_ALL=C tr -d '\n -~' | wc -c)" 0 "ASCII only"
+	printf '%s\n' "$out" | grep -q '"files_shared": 1,' || fail "files_shared: $out"
+}
+
+test_get_records_replay_with_set_from() {
+	mkdir -p "$M"/t/d
+	nl=$(printf 'n\nl')
+	bs='b\s'
+	odd=$(printf 'o\377')
+	printf x >"$M"/t/a
+	printf y >"$M/t/d/$nl"
+	printf z >"$M/t/$bs"
+	printf w >"$M/t/$odd"
+	cowlink set "$M"/t/a "$M/t/$bs" "$M/t/d/$nl" "$M"/t/d
+	(cd "$M"/t && cowlink get -R . >/tmp/flags && cowlink get -R -0 . >/tmp/flags0)
+	grep -qxF '\cow ./b\\s' /tmp/flags || fail "backslash record: $(cat /tmp/flags)"
+	grep -qxF '\cow ./d/n\nl' /tmp/flags || fail "newline record: $(cat /tmp/flags)"
+	grep -qxF -e "--- ./$odd" /tmp/flags || fail "odd bytes as they are: $(cat /tmp/flags)"
+	check_eq "$(wc -l </tmp/flags)" 6 "one line per name"
+	cowlink clear -R "$M"/t
+	(cd "$M"/t && cowlink set --from=/tmp/flags)
+	(cd "$M"/t && cowlink get -R -0 .) | cmp -s - /tmp/flags0 || fail "replay of newline records"
+	check_try 1 getcow "$M/t/d/$nl"
+	check_try 0 getcow "$M/t/$odd"
+	cowlink clear -R "$M"/t
+	(cd "$M"/t && cowlink set --from=- -0 </tmp/flags0)
+	(cd "$M"/t && cowlink get -R -0 .) | cmp -s - /tmp/flags0 || fail "replay of NUL records"
+	printf 'cow ./a\nbogus\n' >/tmp/bad
+	err=$(cd "$M"/t && cowlink set --from=/tmp/bad 2>&1) && fail "bad record accepted"
+	check_eq "$err" "cowlink: /tmp/bad:2: not a 'cow PATH' or '--- PATH' record" "bad record"
+}
+
+# Biederman's worry of 2004: a backup of the lower tree as root, restored,
+# is a cow tree again (hard links and the flag xattr kept).
+test_tar_of_the_lower_tree_keeps_links_and_flag() {
+	mkdir "$M"/t
+	cowlink set "$M"/t
+	printf old >"$M"/t/a
+	ln "$M"/t/a "$M"/t/b
+	umount "$M"
+	tar --xattrs --xattrs-include='trusted.*' -C "$L" -cf /tmp/cow.tar t
+	rm -rf "${L:?}"/t
+	tar --xattrs --xattrs-include='trusted.*' -C "$L" -xf /tmp/cow.tar
+	rm -f /tmp/cow.tar
+	mount_clfs
+	check_eq "$(nlink "$M"/t/b)" 2 "hard link restored"
+	check_eq "$(ino "$M"/t/a)" "$(ino "$M"/t/b)" "one inode"
+	check_eq "$(cowlink get "$M"/t "$M"/t/a)" "cow $M/t
+cow $M/t/a" "flag of the directory and the file restored"
+	printf new >>"$M"/t/b
+	check_eq "$(content "$M"/t/a)" old "a write breaks the restored link"
+	check_eq "$(content "$M"/t/b)" oldnew "the name written has the change"
+}

@@ -1,22 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* cowlink: command-line parsing, kept apart so it can be unit-tested. */
+/*
+ * cowlink: command-line parsing and the output formats, kept apart from
+ * the file system work so that they can be unit-tested on any host.
+ */
 #ifndef COWLINK_H
 #define COWLINK_H
 
-enum cowlink_cmd { CMD_FLAG, CMD_CLONE, CMD_STATUS, CMD_BREAK };
+#include <stdio.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+enum cowlink_cmd { CMD_NONE, CMD_FLAG, CMD_CLONE, CMD_STATUS, CMD_BREAK };
 enum cowlink_flag_op { FLAG_GET, FLAG_SET, FLAG_CLEAR };
 
 struct cowlink_args {
 	enum cowlink_cmd cmd;
 	enum cowlink_flag_op flag_op;
+	const char *name;	/* the subcommand, or NULL */
+	int help;		/* -h, --help: print the usage, exit 0 */
+	int version;		/* -V, --version (before a subcommand) */
 	int recursive;
 	int verbose;
 	int json;
-	int argc;		/* the PATH operands */
+	int null;		/* -0: records end with NUL, no escaping */
+	int progress;
+	const char *from;	/* set --from=FILE */
+	int argc;		/* the operands */
 	char **argv;
-	const char *error;	/* why parsing failed, or NULL */
+	const char *error;	/* the usage error, or NULL */
+	char errbuf[256];
 };
 
 int cowlink_parse(int argc, char **argv, struct cowlink_args *args);
+const char *cowlink_usage(const struct cowlink_args *args);
+
+void cowlink_put_record(FILE *f, int cow, const char *path, int null);
+int cowlink_parse_record(char *rec, int null, char **path);
+void cowlink_json_string(FILE *f, const char *s);
 
 #endif

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libcowlink: get and set the cowlinkfs COW flag, and copyfile(), the
- * library call the cowlinks patch listed as its user-space TODO.
+ * libcowlink: get and set the cowlinkfs COW flag, and cowlink_link(), the
+ * "copyfile()" the cowlinks patch listed as its user-space TODO: a copy
+ * that costs a link.  See libcowlink(3).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include "cowlinkfs.h"
@@ -89,10 +95,62 @@ int cowlink_is_cowlinkfs(const char *path)
 }
 
 /*
- * copyfile - make DST a cow link of SRC: flag SRC, then link it.  The
- * directory of DST must carry the flag too, or link() fails with EMLINK.
+ * The mode of the mount PATH is on: its super options in mountinfo end
+ * in ",cow=all" or ",cow=flag" (show_options of super.c).  The mount is
+ * found by st_dev, which every bind mount of one cowlinkfs superblock
+ * shares, and so do the options.  seq_path() writes a comma of lowerdir
+ * as \054, so a comma there always separates options.
  */
-int copyfile(const char *src, const char *dst)
+int cowlink_mount_cow_all(const char *path)
+{
+	unsigned int maj, min;
+	char *line = NULL, *opts, *opt, *save;
+	size_t size = 0;
+	struct stat st;
+	int ret = -1, fs;
+	FILE *f;
+
+	fs = cowlink_is_cowlinkfs(path);
+	if (fs <= 0) {
+		if (!fs)
+			errno = ENOTTY;
+		return -1;
+	}
+	if (stat(path, &st) < 0)
+		return -1;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -1;
+	while (ret < 0 && getline(&line, &size, f) > 0) {
+		if (sscanf(line, "%*d %*d %u:%u", &maj, &min) != 2 ||
+		    maj != major(st.st_dev) || min != minor(st.st_dev))
+			continue;
+		opts = strstr(line, " - cowlinkfs ");
+		if (!opts)
+			continue;
+		opts = strchr(opts + strlen(" - cowlinkfs "), ' ');
+		if (!opts)
+			continue;
+		opts[strcspn(opts, "\n")] = '\0';
+		ret = 0;
+		for (opt = strtok_r(opts + 1, ",", &save); opt;
+		     opt = strtok_r(NULL, ",", &save))
+			if (!strcmp(opt, "cow=all"))
+				ret = 1;
+	}
+	free(line);
+	fclose(f);
+	if (ret < 0)		/* no line for it: /proc of another namespace */
+		errno = ENOENT;
+	return ret;
+}
+
+/*
+ * cowlink_link - make DST a cow link of SRC: flag SRC, then link it.  The
+ * directory of DST must carry the flag too, or link() fails with EMLINK.
+ * Called copyfile() before: the library's names all start with cowlink_.
+ */
+int cowlink_link(const char *src, const char *dst)
 {
 	if (cowlink_get(src) != 1 && cowlink_set(src, 1) < 0)
 		return -1;

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,15 +40,27 @@ static int parse(const char *line, struct cowlink_args *a)
 	return cowlink_parse(argc, argv, a);
 }
 
-/* Run ./cowlink with ARGS, return its exit status and stderr. */
-static int run(const char *args, char *err, size_t len)
+/* Run the shell command FMT, return its wait status. */
+static int sh(const char *fmt, ...)
 {
-	char cmd[512];
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* Run ./cowlink with ARGS and REDIR, return its exit status and output. */
+static int run_to(const char *args, char *err, size_t len, const char *redir)
+{
+	char cmd[1024];
 	FILE *f;
 	size_t got;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "./cowlink %s 2>&1 >/dev/null", args);
+	snprintf(cmd, sizeof(cmd), "./cowlink %s %s", args, redir);
 	f = popen(cmd, "r");
 	got = fread(err, 1, len - 1, f);
 	err[got] = '\0';
@@ -55,10 +68,75 @@ static int run(const char *args, char *err, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* Does the record of COW and PATH read WANT, and read back the same? */
+static int record(int cow, const char *path, int null, const char *want)
+{
+	char *buf = NULL, *back;
+	size_t len = 0;
+	int ok, got;
+	FILE *f = open_memstream(&buf, &len);
+
+	cowlink_put_record(f, cow, path, null);
+	fclose(f);
+	ok = len == strlen(want) + (null ? 1 : 0) && !memcmp(buf, want, len);
+	buf[len - 1] = '\0';	/* the terminator, as getdelim leaves it */
+	got = cowlink_parse_record(buf, null, &back);
+	ok = ok && got == cow && !strcmp(back, path);
+	free(buf);
+	return ok;
+}
+
+static int unrecord(const char *rec, int null)
+{
+	char buf[64], *path;
+
+	snprintf(buf, sizeof(buf), "%s", rec);
+	return cowlink_parse_record(buf, null, &path);
+}
+
+/* Is S as a JSON string WANT? */
+static int json(const char *s, const char *want)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int ok;
+	FILE *f = open_memstream(&buf, &len);
+
+	cowlink_json_string(f, s);
+	fclose(f);
+	ok = !strcmp(buf, want);
+	if (!ok)
+		printf("# got %s\n", buf);
+	free(buf);
+	return ok;
+}
+
+/* Run ./cowlink with ARGS, return its exit status and stderr. */
+static int run(const char *args, char *err, size_t len)
+{
+	return run_to(args, err, len, "2>&1 >/dev/null");
+}
+
+/* The same, with its stdout. */
+static int run_out(const char *args, char *out, size_t len)
+{
+	return run_to(args, out, len, "2>/dev/null");
+}
+
 int main(void)
 {
-	char dir[] = "/tmp/cowlink-unit.XXXXXX", path[256], path2[256], err[512];
+	static const char *const subcmds[] = {
+		"get", "set", "clear", "clone", "status", "break",
+	};
+	static const char utf8[] = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\x84";
+	static const char utf8_json[] = "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\x84\"";
+	static const char enoent_msg[] =
+		"cowlink: cannot read flag of '/nonexistent/x': No such file or directory\n";
+	char dir[] = "/tmp/cowlink-unit.XXXXXX", path[256], path2[256];
+	char line[1024], want[1024], err[4096], out[4096], *p;
 	struct cowlink_args a;
+	int i, ok;
+	FILE *f;
 
 	check(parse("get -R a b", &a) == 0 && a.cmd == CMD_FLAG &&
 	      a.flag_op == FLAG_GET && a.recursive && a.argc == 2 &&
@@ -71,17 +149,101 @@ int main(void)
 	      a.json && a.recursive, "parse_status_json_recursive");
 	check(parse("clone -v a b", &a) == 0 && a.cmd == CMD_CLONE && a.verbose &&
 	      a.argc == 2, "parse_clone_verbose");
-	check(parse("clone a", &a) < 0 && !strcmp(a.error, "missing operand"),
+	check(parse("clone --progress a b", &a) == 0 && a.progress,
+	      "parse_clone_progress");
+	check(parse("clone a", &a) < 0 &&
+	      !strcmp(a.error, "missing destination operand after 'a'"),
 	      "parse_clone_needs_two_operands");
-	check(parse("clone a b c", &a) < 0 && !strcmp(a.error, "extra operand"),
+	check(parse("clone a b c", &a) < 0 && !strcmp(a.error, "extra operand 'c'"),
 	      "parse_clone_refuses_a_third_operand");
-	check(parse("frob x", &a) < 0 && !strcmp(a.error, "unknown subcommand"),
-	      "parse_unknown_subcommand");
-	check(parse("break -R x", &a) < 0, "parse_option_of_another_subcommand");
+	check(parse("frob x", &a) < 0 &&
+	      !strcmp(a.error, "unknown subcommand 'frob'"),
+	      "parse_unknown_subcommand_names_it");
+	check(parse("break -R x", &a) < 0 &&
+	      !strcmp(a.error, "invalid option '-R' for 'break'"),
+	      "parse_option_of_another_subcommand_names_it");
+	check(parse("break --json x", &a) < 0 &&
+	      !strcmp(a.error, "invalid option '--json' for 'break'"),
+	      "parse_long_option_of_another_subcommand_names_it");
+	check(parse("get --frob=1 x", &a) < 0 &&
+	      !strcmp(a.error, "unrecognized option '--frob'"),
+	      "parse_unknown_long_option");
+	check(parse("get -Rx a", &a) < 0 &&
+	      !strcmp(a.error, "invalid option -- 'x'"),
+	      "parse_unknown_short_option");
+	check(parse("status -j a", &a) < 0 &&
+	      !strcmp(a.error, "invalid option -- 'j'"),
+	      "parse_short_j_is_not_json");
+	check(parse("status --json=yes a", &a) < 0 &&
+	      !strcmp(a.error, "option '--json' doesn't allow an argument"),
+	      "parse_option_with_an_argument_it_does_not_take");
 	check(parse("get", &a) < 0 && !strcmp(a.error, "missing operand"),
 	      "parse_get_needs_a_path");
 	check(parse("", &a) < 0 && !strcmp(a.error, "missing subcommand"),
 	      "parse_empty");
+	check(parse("--frob", &a) < 0 &&
+	      !strcmp(a.error, "unrecognized option '--frob'"),
+	      "parse_unknown_global_option");
+	check(parse("--vers", &a) == 0 && a.version && parse("-V", &a) == 0 &&
+	      a.version, "parse_version_and_its_abbreviation");
+	check(parse("--help", &a) == 0 && a.help && !a.name &&
+	      !strncmp(cowlink_usage(&a), "Usage: cowlink COMMAND", 22),
+	      "parse_global_help");
+	check(parse("break --help", &a) == 0 && a.help &&
+	      !strncmp(cowlink_usage(&a), "Usage: cowlink break [OPTION]... FILE...\n", 41),
+	      "parse_subcommand_help_needs_no_operand");
+	check(parse("clone a -h", &a) == 0 && a.help &&
+	      strstr(cowlink_usage(&a), "DST must not exist"),
+	      "parse_help_after_an_operand");
+	check(parse("get a -R", &a) == 0 && a.recursive && a.argc == 1 &&
+	      !strcmp(a.argv[0], "a"), "parse_option_after_operand");
+	check(parse("get -- -R", &a) == 0 && !a.recursive && a.argc == 1 &&
+	      !strcmp(a.argv[0], "-R"), "parse_double_dash_ends_options");
+	check(parse("set --from=- -0", &a) == 0 && a.from && !strcmp(a.from, "-") &&
+	      a.null && a.argc == 0, "parse_set_from_stdin_null");
+	check(parse("set --from", &a) < 0 &&
+	      !strcmp(a.error, "option '--from' requires an argument"),
+	      "parse_from_needs_an_argument");
+	check(parse("set --from f x", &a) < 0 &&
+	      !strcmp(a.error, "extra operand 'x'"),
+	      "parse_from_takes_no_operand");
+	check(parse("set -R --from=f", &a) < 0 &&
+	      !strcmp(a.error, "options '--from' and '--recursive' are mutually exclusive"),
+	      "parse_from_and_recursive_exclusive");
+	check(parse("set -0 x", &a) < 0 &&
+	      !strcmp(a.error, "option '-0' requires '--from'"),
+	      "parse_null_of_set_needs_from");
+	check(parse("clear --from=f", &a) < 0 &&
+	      !strcmp(a.error, "invalid option '--from' for 'clear'"),
+	      "parse_from_only_for_set");
+	check(parse("get -0 -R x", &a) == 0 && a.null && a.recursive,
+	      "parse_get_null");
+
+	check(record(1, "d/a", 0, "cow d/a\n"), "record_plain");
+	check(record(0, "d/a\nb", 0, "\\--- d/a\\nb\n"), "record_newline_escaped");
+	check(record(1, "a\\b\rc", 0, "\\cow a\\\\b\\rc\n"),
+	      "record_backslash_and_cr_escaped");
+	check(record(1, "odd\xff\xfe name", 0, "cow odd\xff\xfe name\n"),
+	      "record_odd_bytes_as_they_are");
+	check(record(0, "a\nb\\", 1, "--- a\nb\\"), "record_null_not_escaped");
+	check(unrecord("bogus", 0) == -1 && unrecord("cow ", 0) == -1 &&
+	      unrecord("\\cow a\\tb", 0) == -1 && unrecord("COW a", 0) == -1,
+	      "record_invalid_ones_refused");
+	check(unrecord("\\cow a", 1) == -1, "record_null_has_no_escapes");
+
+	check(json("plain", "\"plain\""), "json_plain");
+	check(json("q\"b\\n\nt\t\x01\x7f", "\"q\\\"b\\\\n\\nt\\t\\u0001\\u007f\""),
+	      "json_quotes_and_controls");
+	/* e acute, the euro sign and an ox: 2, 3 and 4 bytes */
+	check(json(utf8, utf8_json), "json_valid_utf8_as_it_is");
+	check(json("a\xff\xfe", "\"a\\udcff\\udcfe\""),
+	      "json_invalid_bytes_surrogateescaped");
+	check(json("\xc0\xaf", "\"\\udcc0\\udcaf\""), "json_overlong_form_escaped");
+	check(json("\xed\xa0\x80", "\"\\udced\\udca0\\udc80\""),
+	      "json_utf8_surrogate_escaped");
+	check(json("\xf4\x90\x80\x80", "\"\\udcf4\\udc90\\udc80\\udc80\""),
+	      "json_above_u10ffff_escaped");
+	check(json("\xe2\x82", "\"\\udce2\\udc82\""), "json_truncated_sequence_escaped");
 
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
@@ -101,25 +263,134 @@ int main(void)
 	      "lib_get_missing_path_is_enoent");
 	check(cowlink_is_cowlinkfs(dir) == 0, "lib_tmp_is_not_cowlinkfs");
 	errno = 0;
-	check(copyfile(path, path2) == -1 && errno == ENOTTY &&
-	      access(path2, F_OK) < 0, "lib_copyfile_off_cowlinkfs_links_nothing");
+	check(cowlink_link(path, path2) == -1 && errno == ENOTTY &&
+	      access(path2, F_OK) < 0, "lib_link_off_cowlinkfs_links_nothing");
 	snprintf(path2, sizeof(path2), "%s/p", dir);
 	mkfifo(path2, 0600);
 	errno = 0;
 	check(cowlink_set(path2, 1) == -1 && errno == EINVAL,
 	      "lib_set_on_fifo_is_einval");
 
+	errno = 0;
+	check(cowlink_mount_cow_all(dir) == -1 && errno == ENOTTY,
+	      "lib_mount_cow_all_off_cowlinkfs_is_enotty");
+
 	check(run("--version", err, sizeof(err)) == 0, "cmd_version_exits_0");
-	check(run("--help", err, sizeof(err)) == 0, "cmd_help_exits_0");
+	check(run_out("--help", out, sizeof(out)) == 0 &&
+	      !strncmp(out, "Usage: cowlink COMMAND", 22), "cmd_help_exits_0");
 	check(run("frob x", err, sizeof(err)) == 2 &&
-	      strstr(err, "cowlink: unknown subcommand"), "cmd_bad_usage_exits_2");
+	      !strcmp(err, "cowlink: unknown subcommand 'frob'\n"
+		      "Try 'cowlink --help' for more information.\n"),
+	      "cmd_usage_error_names_the_word_then_try_help_exit_2");
+	check(run("get --json x", err, sizeof(err)) == 2 &&
+	      !strcmp(err, "cowlink: invalid option '--json' for 'get'\n"
+		      "Try 'cowlink --help' for more information.\n"),
+	      "cmd_option_of_another_subcommand_exit_2");
+	check(run("--frob", err, sizeof(err)) == 2 &&
+	      !strcmp(err, "cowlink: unrecognized option '--frob'\n"
+		      "Try 'cowlink --help' for more information.\n"),
+	      "cmd_unknown_global_option_has_one_prefix");
+	for (i = 0; i < 6; i++) {
+		snprintf(line, sizeof(line), "%s --help", subcmds[i]);
+		snprintf(want, sizeof(want), "Usage: cowlink %s ", subcmds[i]);
+		ok = run_out(line, out, sizeof(out)) == 0 &&
+		     !strncmp(out, want, strlen(want));
+		snprintf(want, sizeof(want), "cmd_%s_help_on_stdout_exit_0",
+			 subcmds[i]);
+		check(ok, want);
+	}
 	check(run("get /nonexistent/x", err, sizeof(err)) == 1 &&
-	      !strcmp(err, "cowlink: cannot read flag of '/nonexistent/x': No such file or directory\n"),
+	      !strcmp(err, enoent_msg),
 	      "cmd_missing_file_message_and_exit_1");
-	snprintf(path2, sizeof(path2), "clone %s %s/copy", dir, dir);
-	check(run(path2, err, sizeof(err)) == 1 &&
-	      strstr(err, "must both be on a cowlinkfs mount"),
+	snprintf(line, sizeof(line), "clone --progress %s %s/copy", dir, dir);
+	snprintf(want, sizeof(want),
+		 "cowlink: '%s' and '%s' must both be on a cowlinkfs mount\n",
+		 dir, dir);
+	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_clone_refuses_off_cowlinkfs");
+
+	/* break: what it did, never "inode N -> N" */
+	snprintf(path2, sizeof(path2), "%s/f2", dir);
+	check(link(path, path2) == 0, "setup_two_links");
+	snprintf(line, sizeof(line), "break -v %s", path);
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot break '%s': not on a cowlinkfs mount\n", path);
+	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want) &&
+	      run_out(line, out, sizeof(out)) == 1 && !*out,
+	      "cmd_break_off_cowlinkfs_says_so_exit_1");
+	snprintf(line, sizeof(line), "break %s/p", dir);
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot break '%s/p': not a regular file\n", dir);
+	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
+	      "cmd_break_fifo_not_a_regular_file");
+
+	/* status: a directory is walked without -r, as du does */
+	check(!sh("mkdir -p %s/s/sub", dir) && !sh("printf x >%s/s/sub/h1", dir) &&
+	      !sh("ln %s/s/sub/h1 %s/s/h2", dir, dir) &&
+	      !sh("printf y >%s/s/sub/bad\xff", dir) &&
+	      !sh("ln %s/s/sub/bad\xff %s/s/sub/bad2\xfe", dir, dir),
+	      "setup_status_tree");
+	snprintf(line, sizeof(line), "status %s/s", dir);
+	check(run_out(line, out, sizeof(out)) == 0 &&
+	      strstr(out, "files shared: 2, names: 4, bytes saved: "),
+	      "cmd_status_walks_a_directory_without_r");
+	snprintf(line, sizeof(line), "status --json %s/s", dir);
+	ok = run_out(line, out, sizeof(out)) == 0 &&
+	     strstr(out, "\"files_shared\": 2,") &&
+	     (strstr(out, "/bad\\udcff\"") || strstr(out, "/bad2\\udcfe\""));
+	for (p = out; ok && *p; p++)
+		ok = (unsigned char)*p < 0x80;
+	check(ok, "cmd_status_json_escapes_odd_bytes_ascii_only");
+
+	/* set --from reads what get writes */
+	snprintf(line, sizeof(line), "%s/rec", dir);
+	f = fopen(line, "w");
+	fprintf(f, "\\cow %s/a\\nb\n\nbogus\n--- %s/f", dir, dir);
+	fclose(f);
+	snprintf(line, sizeof(line), "set --from=%s/rec", dir);
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot set flag on '%s/a\nb': No such file or directory\n"
+		 "cowlink: %s/rec:3: not a 'cow PATH' or '--- PATH' record\n"
+		 "cowlink: cannot set flag on '%s/f': Inappropriate ioctl for device\n",
+		 dir, dir, dir);
+	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
+	      "cmd_set_from_unescapes_and_names_bad_records");
+	snprintf(line, sizeof(line), "%s/rec0", dir);
+	f = fopen(line, "w");
+	fprintf(f, "cow %s/f", dir);
+	fputc('\0', f);
+	fclose(f);
+	snprintf(line, sizeof(line), "set --from=- -0 <%s/rec0", dir);
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot set flag on '%s/f': Inappropriate ioctl for device\n",
+		 dir);
+	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
+	      "cmd_set_from_stdin_null_records");
+
+	/* nftw's FTW_NS and FTW_DNR: the errno of the failed call */
+	ok = !sh("mkdir -p %s/w/x %s/w/y", dir, dir) && !sh("touch %s/w/x/f", dir);
+	if (geteuid() == 0)
+		ok = ok && !sh("chmod 755 %s", dir) &&
+		     !sh("chown -R 65534:65534 %s/w", dir);
+	ok = ok && !sh("chmod 600 %s/w/x", dir) && !sh("chmod 300 %s/w/y", dir) &&
+	     !sh("cp ./cowlink %s/cowlink", dir);
+	check(ok, "setup_unreadable_tree");
+	/* As root, as nobody, with a copy nobody can run wherever we are. */
+	snprintf(line, sizeof(line), "%s %s/cowlink status %s/w 2>&1 >/dev/null",
+		 geteuid() ? "" : "setpriv --reuid=65534 --regid=65534 --clear-groups",
+		 dir, dir);
+	f = popen(line, "r");
+	err[fread(err, 1, sizeof(err) - 1, f)] = '\0';
+	ok = WEXITSTATUS(pclose(f)) == 1;
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot access '%s/w/x/f': Permission denied\n", dir);
+	ok = ok && strstr(err, want);
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot read directory '%s/w/y': Permission denied\n", dir);
+	check(ok && strstr(err, want), "cmd_walk_errors_say_what_failed");
+	snprintf(line, sizeof(line), "chmod -R u+rwx %s", dir);
+	if (system(line))
+		fails++;
 
 	snprintf(path2, sizeof(path2), "rm -rf %s", dir);
 	if (system(path2))
