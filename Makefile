@@ -11,20 +11,42 @@
 #                  mergerfs and cowdancer (knobs: BENCH_* in tests/run-bench.sh)
 #   make demo      boot the guest and show cowlinkfs at work
 #   make shell     boot the guest to an interactive shell, everything mounted
-#   make module    build fs/cowlinkfs/cowlinkfs.ko against the guest kernel
 #   make check     checkpatch --strict and sparse on the module
 #   make unit      host-side unit tests of tools/
+#
+# Building and installing (see README.md, "Install"):
+#
+#   make module [KDIR=...]           build fs/cowlinkfs/cowlinkfs.ko against a
+#                                    6.1 kernel build tree (default: the guest
+#                                    kernel, cross-compiled for arm64)
+#   make modules_install KDIR=...    install it under /lib/modules/KVER/updates
+#                                    (INSTALL_MOD_PATH=... for a staging root)
+#   make install [PREFIX=/usr/local] cowlink, libcowlink, headers, man pages,
+#                                    bash completion (DESTDIR, BINDIR, LIBDIR,
+#                                    INCLUDEDIR, MANDIR as in the GNU standards)
+#   make dkms-source                 the module's DKMS source tree, in
+#                                    $(DESTDIR)/usr/src/cowlinkfs-VERSION
+#   make deb [DEB_ARCH=arm64]        Debian packages into build/deb/
+#   make installcheck                prove the packages in a guest: apt install,
+#                                    DKMS build, modprobe, fstab mount, cowlink
 
 SHELL := /bin/bash
 export ONLY LOWERS KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
 	BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES BENCH_DISK
 CROSS_CC ?= aarch64-linux-gnu-gcc
 CFLAGS_TOOLS := -O2 -Wall -Wextra -Werror -static -I$(CURDIR)/fs/cowlinkfs/uapi
-DESTDIR ?= build/arm64
+# Where "make cross" puts the guest's binaries.
+CROSS_OUT ?= build/arm64
+VERSION := $(shell cat VERSION)
+DKMS_SRC := /usr/src/cowlinkfs-$(VERSION)
+# The module's source files, as DKMS and the Debian package ship them.
+MODULE_FILES := $(filter-out %.mod.c,$(wildcard fs/cowlinkfs/*.[ch])) \
+	fs/cowlinkfs/Makefile fs/cowlinkfs/Kconfig fs/cowlinkfs/uapi/cowlinkfs.h
 
 HELPERS := $(patsubst tests/helpers/%.c,%,$(wildcard tests/helpers/*.c))
 
-.PHONY: test soak bench demo shell module check unit cross clean
+.PHONY: test soak bench demo shell module modules_install install dkms-source \
+	deb installcheck check unit cross clean
 
 test:
 	bash tests/run.sh
@@ -41,10 +63,35 @@ demo:
 shell:
 	bash guest/pipeline.sh shell
 
-module:
+# Without KDIR: the guest kernel of the cache, cross-compiled for arm64.
+ifeq ($(KDIR),)
+module modules_install:
 	bash -c '. guest/lib.sh && make -C $$(kernel_dir) ARCH=arm64 \
 		CROSS_COMPILE=aarch64-linux-gnu- M=$(CURDIR)/fs/cowlinkfs \
-		CONFIG_COWLINK_FS=m W=1 modules'
+		CONFIG_COWLINK_FS=m W=1 $(subst module,modules,$@)'
+else
+module modules_install:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/fs/cowlinkfs CONFIG_COWLINK_FS=m W=1 \
+		INSTALL_MOD_DIR=updates $(subst module,modules,$@)
+endif
+
+install:
+	$(MAKE) -C tools install
+
+dkms-source:
+	install -d $(DESTDIR)$(DKMS_SRC)/uapi
+	for f in $(MODULE_FILES); do \
+		install -m 644 $$f $(DESTDIR)$(DKMS_SRC)/$${f#fs/cowlinkfs/} || exit 1; \
+	done
+	install -m 644 VERSION $(DESTDIR)$(DKMS_SRC)/VERSION
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DESTDIR)$(DKMS_SRC)/dkms.conf
+
+deb:
+	bash guest/deb.sh $(DEB_ARCH)
+
+installcheck:
+	bash guest/pipeline.sh install
+	bash tests/report.sh install
 
 check:
 	bash guest/check.sh
@@ -56,13 +103,13 @@ unit:
 
 # arm64 binaries for the guest: test helpers and the cowlink tool.
 cross:
-	mkdir -p $(DESTDIR)
+	mkdir -p $(CROSS_OUT)
 	for h in $(HELPERS); do \
-		$(CROSS_CC) $(CFLAGS_TOOLS) -o $(DESTDIR)/$$h tests/helpers/$$h.c || exit 1; \
+		$(CROSS_CC) $(CFLAGS_TOOLS) -o $(CROSS_OUT)/$$h tests/helpers/$$h.c || exit 1; \
 	done
 	$(MAKE) -C tools clean
-	$(MAKE) -C tools CC=$(CROSS_CC) AR=aarch64-linux-gnu-ar LDFLAGS=-static \
-		DESTDIR=$(abspath $(DESTDIR)) install
+	$(MAKE) -C tools CC=$(CROSS_CC) AR=aarch64-linux-gnu-ar LDFLAGS=-static cowlink
+	cp tools/cowlink $(CROSS_OUT)/
 	$(MAKE) -C tools clean
 
 clean:

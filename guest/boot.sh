@@ -12,11 +12,14 @@ run=$COWLINKFS_CACHE/run
 image=$(kernel_dir)/arch/arm64/boot/Image
 log=$COWLINKFS_LOGS/guest-$mode.log
 
+# The install run boots the rootfs that has dkms and a compiler.
+variant=
+[ "$mode" != install ] || variant=install
 disks=()
 [ "$mode" != bench ] || disks=("$run/bsrc.img:snap")
 drives=()
 n=0
-for d in "$(rootfs_img):snap" "$run/tests.img" "$run/ext2.img" "$run/ext3.img" \
+for d in "$(rootfs_img "$variant"):snap" "$run/tests.img" "$run/ext2.img" "$run/ext3.img" \
 	"$run/ext4.img" "$run/xfs.img" "$run/xfsr.img" "$run/small.img" \
 	"${disks[@]}"; do
 	f=${d%:snap}

@@ -1,12 +1,25 @@
 #!/bin/bash
-# Install the host packages the pipeline needs, when any is missing.
+# Install the host packages the pipeline needs, when any is missing;
+# "deps.sh deb" those that make deb needs.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-pkgs="linux-source-6.1 gcc-aarch64-linux-gnu libc6-dev-arm64-cross make gcc
+case ${1:-} in
+deb)
+	# dpkg-shlibdeps of a cross build reads the target's libc6 package.
+	pkgs="debhelper dh-dkms dpkg-dev fakeroot lintian gcc-aarch64-linux-gnu
+libc6-dev-arm64-cross make libc6:arm64 rsync file"
+	dpkg --print-foreign-architectures | grep -qx arm64 || {
+		say "deps: dpkg --add-architecture arm64 (for libc6:arm64)"
+		dpkg --add-architecture arm64
+		apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1
+	} ;;
+*)
+	pkgs="linux-source-6.1 gcc-aarch64-linux-gnu libc6-dev-arm64-cross make gcc
 bc bison flex libelf-dev libssl-dev cpio kmod xz-utils ccache sparse
 qemu-system-arm qemu-user-static binfmt-support debootstrap
-e2fsprogs xfsprogs man-db groff-base python3 gnuplot-nox"
+e2fsprogs xfsprogs man-db groff-base python3 gnuplot-nox" ;;
+esac
 
 missing=
 for p in $pkgs; do

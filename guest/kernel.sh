@@ -13,13 +13,8 @@ if [ -f "$out/.done" ]; then
 	exit 0
 fi
 
-src=$(kernel_src)
-
-cc="${CROSS_COMPILE}gcc"
-command -v ccache >/dev/null && cc="ccache $cc"
-export CCACHE_DIR=$COWLINKFS_CACHE/ccache
 mk() {
-	make -C "$src" O="$out" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" CC="$cc" "$@"
+	kmake O="$out" "$@"
 }
 
 mkdir -p "$out"

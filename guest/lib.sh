@@ -64,9 +64,29 @@ kernel_src() {
 	echo "$src"
 }
 
-# rootfs_img: the cached guest root filesystem image.
+# kmake ARGS...: make in the kernel source for the guest's arch, with the
+# compiler (through ccache) every cached kernel build is made with: another
+# compiler command line would rebuild every object.
+kmake() {
+	local cc="${CROSS_COMPILE}gcc" src
+	command -v ccache >/dev/null && cc="ccache $cc"
+	src=$(kernel_src)
+	CCACHE_DIR=$COWLINKFS_CACHE/ccache make -C "$src" ARCH="$ARCH" \
+		CROSS_COMPILE="$CROSS_COMPILE" CC="$cc" "$@"
+}
+
+# rootfs_packages [VARIANT]: the guest's packages, one per line; the
+# install variant adds what DKMS needs to build the module in the guest.
+rootfs_packages() {
+	grep -hv '^#' "$COWLINKFS_TOP/guest/packages" \
+		${1:+"$COWLINKFS_TOP/guest/packages-$1"}
+}
+
+# rootfs_img [VARIANT]: the cached guest root filesystem image.
 rootfs_img() {
-	echo "$COWLINKFS_CACHE/rootfs-$(key "$COWLINKFS_TOP/guest/rootfs.sh" "$COWLINKFS_TOP/guest/packages" "$COWLINKFS_TOP/guest/init").img"
+	echo "$COWLINKFS_CACHE/rootfs${1:+-$1}-$({ rootfs_packages "${1:-}"
+		cat "$COWLINKFS_TOP/guest/rootfs.sh" "$COWLINKFS_TOP/guest/init"; } |
+		sha256sum | cut -c1-16).img"
 }
 
 # apt_mirror: the Debian mirror this machine's apt configuration names.

@@ -1,14 +1,16 @@
 #!/bin/bash
 # Everything from a bare machine to a guest run, in five steps, each cached:
-# host packages, kernel, rootfs, staging, boot.  Usage: pipeline.sh test|debug|demo|shell|soak|bench
+# host packages, kernel, rootfs, staging, boot.  Usage: pipeline.sh test|debug|demo|shell|soak|bench|install
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-mode=${1:?usage: pipeline.sh test|debug|demo|shell|soak|bench}
+mode=${1:?usage: pipeline.sh test|debug|demo|shell|soak|bench|install}
 g=$COWLINKFS_TOP/guest
 say "step 1 of 5: host packages";            "$g/deps.sh"
 say "step 2 of 5: arm64 kernel";             "$g/kernel.sh"
-say "step 3 of 5: debootstrap guest rootfs"; "$g/rootfs.sh"
+variant=
+[ "$mode" != install ] || variant=install
+say "step 3 of 5: debootstrap guest rootfs"; "$g/rootfs.sh" $variant
 say "step 4 of 5: module, helpers, disks";   "$g/stage.sh" "$mode"
 [ "$mode" != bench ] || "$g/bench-src.sh"
 say "step 5 of 5: guest run ($mode)";        "$g/boot.sh" "$mode" "${COWLINKFS_TIMEOUT:-2400}"

@@ -2,10 +2,12 @@
 # Build the guest root filesystem: debootstrap arm64 bookworm (minbase plus
 # guest/packages) from the mirror in this machine's apt configuration, second
 # stage in a chroot under qemu-user-static, packed with mkfs.ext4 -d.
+# Usage: rootfs.sh [install]: the install variant adds guest/packages-install.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-img=$(rootfs_img)
+variant=${1:-}
+img=$(rootfs_img "$variant")
 dir=$COWLINKFS_CACHE/rootfs-dir
 log=$COWLINKFS_LOGS/rootfs.log
 
@@ -25,7 +27,7 @@ if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
 fi
 
 mirror=$(apt_mirror)
-include=$(grep -v '^#' "$COWLINKFS_TOP/guest/packages" | paste -sd, -)
+include=$(rootfs_packages "$variant" | paste -sd, -)
 rm -rf "$dir"
 say "rootfs: debootstrap arm64 bookworm, both stages (about 4 min), log in $log"
 (

@@ -2,11 +2,13 @@
 # Stage a guest run: build the module, the test helpers and the tools for
 # arm64, pack them with the tests into the tests disk, and make fresh lower
 # filesystem images (ext2, ext3, ext4, xfs, xfs with reflink, a small ext2 for
-# ENOSPC).  Usage: stage.sh test|debug|demo|shell|soak|bench
+# ENOSPC).  Usage: stage.sh test|debug|demo|shell|soak|bench|install
+# (install: our Debian packages and the kernel's linux-headers instead of
+# the module; see tests/install.sh).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-mode=${1:?usage: stage.sh test|debug|demo|shell|soak|bench|crash1|crash2}
+mode=${1:?usage: stage.sh test|debug|demo|shell|soak|bench|install|crash1|crash2}
 run=$COWLINKFS_CACHE/run
 stage=$run/stage
 log=$COWLINKFS_LOGS/stage.log
@@ -30,11 +32,19 @@ fi
 cp "$COWLINKFS_TOP/fs/cowlinkfs/cowlinkfs.ko" "$stage/"
 
 say "stage: cross-compiling test helpers and tools"
-make -C "$COWLINKFS_TOP" -s cross DESTDIR="$stage/bin" >>"$log" 2>&1 || {
+make -C "$COWLINKFS_TOP" -s cross CROSS_OUT="$stage/bin" >>"$log" 2>&1 || {
 	tail -n 30 "$log" >&2
 	exit 1
 }
 
+if [ "$mode" = install ]; then
+	say "stage: Debian packages (make deb) and the kernel's linux-headers"
+	"$COWLINKFS_TOP/guest/deb.sh" >>"$log"
+	mkdir -p "$stage/debs"
+	cp "$("$COWLINKFS_TOP/guest/headers.sh")" "$COWLINKFS_TOP"/build/deb/*.deb "$stage/debs/"
+	rm -f "$stage"/debs/*-dbgsym_*.deb
+	cp "$COWLINKFS_TOP/VERSION" "$stage/"
+fi
 cp -r "$COWLINKFS_TOP/guest" "$COWLINKFS_TOP/tests" "$stage/"
 # A real source tree for the demo: the module's own sources.
 mkdir -p "$stage/demo-src"

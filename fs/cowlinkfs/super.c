@@ -521,3 +521,4 @@ module_exit(cowlinkfs_exit);
 MODULE_DESCRIPTION("Copy-on-write hard links (stacking filesystem)");
 MODULE_AUTHOR("The cowlinkfs developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(COWLINKFS_VERSION);
