@@ -4,11 +4,14 @@
 # rootfs live in $(COWLINKFS_CACHE) (default ~/.cache/cowlinkfs).
 #
 #   make test      build everything needed and run the whole suite in the guest
+#                  (ARCH=x86_64: the x86_64 guest)
 #                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only)
 #   make soak      the random testers for SOAK seconds per lower (default 600;
 #                  SOAK_FS="ext4 xfs" picks lowers, KERNEL=debug the kernel)
 #   make bench     cowlinkfs side by side with the bare lower fs, overlayfs,
 #                  mergerfs and cowdancer (knobs: BENCH_* in tests/run-bench.sh)
+#   make profile   where a metadata operation spends its time: the function
+#                  profiler during the tree workloads, bare and through us
 #   make demo      boot the guest and show cowlinkfs at work
 #   make shell     boot the guest to an interactive shell, everything mounted
 #   make check     checkpatch --strict and sparse on the module
@@ -31,12 +34,15 @@
 #                                    DKMS build, modprobe, fstab mount, cowlink
 
 SHELL := /bin/bash
-export ONLY LOWERS KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
-	BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES BENCH_DISK
-CROSS_CC ?= aarch64-linux-gnu-gcc
+export ARCH ONLY LOWERS KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
+	BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES BENCH_DISK BENCH_CONFIGS \
+	BENCH_WORKLOADS
+# The guest's compiler (guest/lib.sh sets CROSS_COMPILE empty for x86_64).
+CROSS_COMPILE ?= aarch64-linux-gnu-
+CROSS_CC := $(CROSS_COMPILE)gcc
 CFLAGS_TOOLS := -O2 -Wall -Wextra -Werror -static -I$(CURDIR)/fs/cowlinkfs/uapi
 # Where "make cross" puts the guest's binaries.
-CROSS_OUT ?= build/arm64
+CROSS_OUT ?= build/guest
 VERSION := $(shell cat VERSION)
 DKMS_SRC := /usr/src/cowlinkfs-$(VERSION)
 # The module's source files, as DKMS and the Debian package ship them.
@@ -45,7 +51,7 @@ MODULE_FILES := $(filter-out %.mod.c,$(wildcard fs/cowlinkfs/*.[ch])) \
 
 HELPERS := $(patsubst tests/helpers/%.c,%,$(wildcard tests/helpers/*.c))
 
-.PHONY: test soak bench demo shell module modules_install install dkms-source \
+.PHONY: test soak bench profile demo shell module modules_install install dkms-source \
 	deb installcheck check unit cross clean
 
 test:
@@ -56,6 +62,9 @@ soak:
 
 bench:
 	bash tests/run-bench.sh
+
+profile:
+	bash tests/run-bench.sh profile
 
 demo:
 	bash guest/pipeline.sh demo
@@ -101,14 +110,14 @@ unit:
 	$(MAKE) -C tools unit
 	$(MAKE) -C tools clean
 
-# arm64 binaries for the guest: test helpers and the cowlink tool.
+# Static binaries for the guest: test helpers and the cowlink tool.
 cross:
 	mkdir -p $(CROSS_OUT)
 	for h in $(HELPERS); do \
 		$(CROSS_CC) $(CFLAGS_TOOLS) -o $(CROSS_OUT)/$$h tests/helpers/$$h.c || exit 1; \
 	done
 	$(MAKE) -C tools clean
-	$(MAKE) -C tools CC=$(CROSS_CC) AR=aarch64-linux-gnu-ar LDFLAGS=-static cowlink
+	$(MAKE) -C tools CC=$(CROSS_CC) AR=$(CROSS_COMPILE)ar LDFLAGS=-static cowlink
 	cp tools/cowlink $(CROSS_OUT)/
 	$(MAKE) -C tools clean
 

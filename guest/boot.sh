@@ -1,5 +1,6 @@
 #!/bin/bash
-# Boot the arm64 guest under qemu-system-aarch64 with the staged disks.
+# Boot the guest (qemu-system-aarch64, or qemu-system-x86_64 for
+# ARCH=x86_64) with the staged disks.
 # Usage: boot.sh test|demo|shell [timeout-seconds]
 # The serial console goes to the terminal (except in test mode) and to
 # $COWLINKFS_LOGS/guest-MODE.log.
@@ -9,8 +10,8 @@ set -eu
 mode=${1:?usage: boot.sh test|demo|shell [timeout]}
 timeout=${2:-1800}
 run=$COWLINKFS_CACHE/run
-image=$(kernel_dir)/arch/arm64/boot/Image
-log=$COWLINKFS_LOGS/guest-$mode.log
+image=$(kernel_dir)/$KIMAGE
+log=$COWLINKFS_LOGS/guest-$mode$ARCH_SUFFIX.log
 
 # The install run boots the rootfs that has dkms and a compiler.
 variant=
@@ -30,14 +31,24 @@ for d in "$(rootfs_img "$variant"):snap" "$run/tests.img" "$run/ext2.img" "$run/
 	n=$((n + 1))
 done
 
-append="console=ttyAMA0 root=/dev/vda rw init=/sbin/cowlinkfs-init panic=-1 loglevel=5"
+append="console=$CONSOLE root=/dev/vda rw init=/sbin/cowlinkfs-init panic=-1 loglevel=5"
 # KASAN's shadow and kmemleak's object pool want more memory.
 mem=2048
 [ "$KERNEL" != debug ] || mem=4096
-qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m "$mem"
-	-nographic -no-reboot -nic none -kernel "$image" -append "$append" "${drives[@]}")
+if [ "$ARCH" = arm64 ]; then
+	qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on)
+elif kvm_usable; then
+	# Plain -cpu host makes QEMU abort on MSR 0x10a on some hosts.
+	qemu=(qemu-system-x86_64 -M pc -enable-kvm -cpu host,arch-capabilities=off)
+else
+	qemu=(qemu-system-x86_64 -M pc -cpu max)
+fi
+accel=TCG
+[ "${qemu[3]}" != -enable-kvm ] || accel=KVM
+qemu+=(-smp 2 -m "$mem" -nographic -no-reboot -nic none -kernel "$image"
+	-append "$append" "${drives[@]}")
 
-say "boot: qemu-system-aarch64 ($mode mode), serial log in $log"
+say "boot: ${qemu[0]} under $accel ($mode mode), serial log in $log"
 if [ "$mode" = shell ]; then
 	"${qemu[@]}" 2>&1 | tee "$log"
 	exit 0
@@ -56,10 +67,10 @@ rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" = 124 ] && echo "boot: guest timed out after $timeout s" >&2
 # What the guest left on the tests disk: results/tap, results/dmesg.
-out=$COWLINKFS_LOGS/results-$mode
+out=$COWLINKFS_LOGS/results-$mode$ARCH_SUFFIX
 rm -rf "$out"
 mkdir -p "$out"
-for f in tap dmesg bench.csv; do
+for f in tap dmesg bench.csv profile.txt; do
 	debugfs -R "dump /results/$f $out/$f" "$run/tests.img" >/dev/null 2>&1 || true
 done
 say "boot: guest stopped (qemu exit $rc)"

@@ -35,7 +35,8 @@ demo)
 shell)
 	sh $T/tests/mount-all.sh
 	echo "cowlinkfs is mounted on /mnt/ext2 /mnt/ext3 /mnt/ext4 /mnt/xfs /mnt/tmpfs (lowers in /lower); exit to power off"
-	setsid sh -c 'exec bash -i <>/dev/ttyAMA0 >&0 2>&1'
+	tty=/dev/$(cat /sys/class/tty/console/active)
+	setsid sh -c "exec bash -i <>$tty >&0 2>&1"
 	;;
 esac
 dmesg >>$T/results/dmesg

@@ -48,13 +48,15 @@ n=0
 while IFS= read -r f; do
 	file -b "$hdr/$f" | grep -q '^ELF' || continue
 	cp "$out/hostprogs/$f" "$hdr/$f"
-	file -b "$hdr/$f" | grep -q 'ARM aarch64' || {
+	file -b "$hdr/$f" | grep -q 'ARM aarch64' || [ "$ARCH" != arm64 ] || {
 		echo "headers: $f is not an arm64 program" >&2
 		exit 1
 	}
 	n=$((n + 1))
 done < <(cd "$hdr" && find scripts -type f -perm -u+x)
 [ "$n" -gt 0 ] || { echo "headers: no host program found in $deb" >&2; exit 1; }
+# The package's checksums, of the programs put in.
+(cd "$pkg" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$pkg/DEBIAN/md5sums"
 dpkg-deb -b --root-owner-group "$pkg" "$deb" >>"$log" 2>&1
 rm -rf "$pkg" "$out/obj" "$out/hostprogs" "$out"/linux-image-* "$out"/linux-libc-dev*
 touch "$out/.done"

@@ -4,9 +4,24 @@
 : "${COWLINKFS_CACHE:=$HOME/.cache/cowlinkfs}"
 : "${COWLINKFS_LOGS:=$COWLINKFS_CACHE/logs}"
 COWLINKFS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ARCH=arm64
-CROSS_COMPILE=aarch64-linux-gnu-
-export COWLINKFS_CACHE COWLINKFS_LOGS COWLINKFS_TOP ARCH CROSS_COMPILE
+# The guest's architecture: arm64 (the default, cross-built, under TCG) or
+# x86_64 (make test ARCH=x86_64: built natively, under KVM when there is
+# one).  ARCH is the kernel's name, DEB_ARCH Debian's.
+: "${ARCH:=arm64}"
+case $ARCH in
+arm64)
+	CROSS_COMPILE=aarch64-linux-gnu- DEB_ARCH=arm64
+	KIMAGE=arch/arm64/boot/Image CONSOLE=ttyAMA0 ;;
+x86_64)
+	CROSS_COMPILE='' DEB_ARCH=amd64
+	KIMAGE=arch/x86/boot/bzImage CONSOLE=ttyS0 ;;
+*) echo "ARCH=$ARCH: the guest is arm64 or x86_64" >&2; exit 1 ;;
+esac
+# Names of cache entries and logs of the x86_64 guest say so.
+ARCH_SUFFIX=
+[ "$ARCH" = arm64 ] || ARCH_SUFFIX=-$ARCH
+export COWLINKFS_CACHE COWLINKFS_LOGS COWLINKFS_TOP ARCH CROSS_COMPILE DEB_ARCH \
+	KIMAGE CONSOLE ARCH_SUFFIX
 mkdir -p "$COWLINKFS_CACHE" "$COWLINKFS_LOGS"
 
 : "${COWLINKFS_T0:=$(date +%s)}"
@@ -23,18 +38,19 @@ key() {
 }
 
 # KERNEL=debug (make test KERNEL=debug) selects the debug kernel: the same
-# source and fragment plus guest/kernel-debug.config.
+# source and fragment plus guest/kernel-debug.config; KERNEL=bench the
+# kernel of make bench, plus guest/kernel-bench.config.
 : "${KERNEL:=}"
 case $KERNEL in
-"" | debug) ;;
-*) echo "KERNEL=$KERNEL: only KERNEL=debug is known" >&2; exit 1 ;;
+"" | debug | bench) ;;
+*) echo "KERNEL=$KERNEL: the kernels are the default, debug and bench" >&2; exit 1 ;;
 esac
 export KERNEL
 
 # kernel_fragment: the config fragment of the selected kernel, on stdout.
 kernel_fragment() {
-	cat "$COWLINKFS_TOP/guest/kernel.config"
-	[ "$KERNEL" != debug ] || cat "$COWLINKFS_TOP/guest/kernel-debug.config"
+	cat "$COWLINKFS_TOP/guest/kernel.config" "$COWLINKFS_TOP/guest/kernel-$ARCH.config"
+	[ -z "$KERNEL" ] || cat "$COWLINKFS_TOP/guest/kernel-$KERNEL.config"
 }
 
 # kernel_key: the cache key of the built kernel (source package, fragment, compiler).
@@ -82,11 +98,17 @@ rootfs_packages() {
 		${1:+"$COWLINKFS_TOP/guest/packages-$1"}
 }
 
-# rootfs_img [VARIANT]: the cached guest root filesystem image.
+# rootfs_img [VARIANT]: the cached guest root filesystem image (of the
+# x86_64 guest: named so).
 rootfs_img() {
-	echo "$COWLINKFS_CACHE/rootfs${1:+-$1}-$({ rootfs_packages "${1:-}"
+	echo "$COWLINKFS_CACHE/rootfs$ARCH_SUFFIX${1:+-$1}-$({ rootfs_packages "${1:-}"
 		cat "$COWLINKFS_TOP/guest/rootfs.sh" "$COWLINKFS_TOP/guest/init"; } |
 		sha256sum | cut -c1-16).img"
+}
+
+# kvm_usable: can QEMU use KVM here (the x86_64 guest on an x86_64 host)?
+kvm_usable() {
+	[ "$(uname -m)" = x86_64 ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]
 }
 
 # apt_mirror: the Debian mirror this machine's apt configuration names.

@@ -7,7 +7,7 @@ set -eu
 mode=${1:?usage: pipeline.sh test|debug|demo|shell|soak|bench|install}
 g=$COWLINKFS_TOP/guest
 say "step 1 of 5: host packages";            "$g/deps.sh"
-say "step 2 of 5: arm64 kernel";             "$g/kernel.sh"
+say "step 2 of 5: $ARCH kernel";            "$g/kernel.sh"
 variant=
 [ "$mode" != install ] || variant=install
 say "step 3 of 5: debootstrap guest rootfs"; "$g/rootfs.sh" $variant

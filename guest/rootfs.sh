@@ -1,5 +1,5 @@
 #!/bin/bash
-# Build the guest root filesystem: debootstrap arm64 bookworm (minbase plus
+# Build the guest root filesystem: debootstrap bookworm for $ARCH (minbase plus
 # guest/packages) from the mirror in this machine's apt configuration, second
 # stage in a chroot under qemu-user-static, packed with mkfs.ext4 -d.
 # Usage: rootfs.sh [install]: the install variant adds guest/packages-install.
@@ -16,20 +16,23 @@ if [ -f "$img" ]; then
 	exit 0
 fi
 
-# The second stage runs arm64 binaries through binfmt_misc + qemu-user-static.
-if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
-	mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-fi
-update-binfmts --enable qemu-aarch64 >>"$log" 2>&1 || true
-if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
-	echo "rootfs: binfmt_misc has no qemu-aarch64 entry (is qemu-user-static installed?)" >&2
-	exit 1
+# The second stage of an arm64 rootfs runs arm64 binaries through
+# binfmt_misc + qemu-user-static.
+if [ "$ARCH" = arm64 ]; then
+	if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
+		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+	fi
+	update-binfmts --enable qemu-aarch64 >>"$log" 2>&1 || true
+	if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+		echo "rootfs: binfmt_misc has no qemu-aarch64 entry (is qemu-user-static installed?)" >&2
+		exit 1
+	fi
 fi
 
 mirror=$(apt_mirror)
 include=$(rootfs_packages "$variant" | paste -sd, -)
 rm -rf "$dir"
-say "rootfs: debootstrap arm64 bookworm, both stages (about 4 min), log in $log"
+say "rootfs: debootstrap $DEB_ARCH bookworm, both stages (about 4 min), log in $log"
 (
 	while sleep 30; do
 		say "rootfs: still running: $(grep -cE '^I: (Unpacking|Configuring)' "$log") packages unpacked/configured"
@@ -37,7 +40,7 @@ say "rootfs: debootstrap arm64 bookworm, both stages (about 4 min), log in $log"
 ) &
 ticker=$!
 trap 'kill $ticker 2>/dev/null || true' EXIT
-if ! debootstrap --arch=arm64 --variant=minbase --include="$include" \
+if ! debootstrap --arch="$DEB_ARCH" --variant=minbase --include="$include" \
 	bookworm "$dir" "$mirror" >>"$log" 2>&1; then
 	tail -n 20 "$log" >&2
 	echo "rootfs: debootstrap failed, full log in $log" >&2

@@ -39,7 +39,7 @@ make -C "$COWLINKFS_TOP" -s cross CROSS_OUT="$stage/bin" >>"$log" 2>&1 || {
 
 if [ "$mode" = install ]; then
 	say "stage: Debian packages (make deb) and the kernel's linux-headers"
-	"$COWLINKFS_TOP/guest/deb.sh" >>"$log"
+	"$COWLINKFS_TOP/guest/deb.sh" "$DEB_ARCH" >>"$log"
 	mkdir -p "$stage/debs"
 	cp "$("$COWLINKFS_TOP/guest/headers.sh")" "$COWLINKFS_TOP"/build/deb/*.deb "$stage/debs/"
 	rm -f "$stage"/debs/*-dbgsym_*.deb
@@ -55,7 +55,8 @@ echo "$mode" >"$stage/mode"
 [ -z "${LOWERS:-}" ] || echo "$LOWERS" >"$stage/lowers"
 [ "$mode" != soak ] || echo "$SOAK $SOAK_FS" >"$stage/soak"
 if [ "$mode" = bench ]; then
-	for v in BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES; do
+	for v in BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES \
+		BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE; do
 		echo "$v='${!v}'"
 	done >"$stage/bench.conf"
 fi

@@ -12,6 +12,7 @@ T=/t
 R=$T/results
 export PATH=$T/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES
+# BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE
 . $T/bench.conf
 . $T/tests/lower.sh
 csv=$R/bench.csv
@@ -24,6 +25,37 @@ if ! mount -o ro "$(blkid -L cl-bsrc)" /bsrc; then
 	echo "Bail out! no bench disk" | tee $R/tap
 	exit 1
 fi
+
+# make profile (BENCH_PROFILE set): the function profiler runs during each
+# timed step, on the functions that say where a metadata operation spends
+# its time (ours, the lower fs's, the VFS calls between them); each step's
+# counts and times go to results/profile.txt, which tests/bench-profile.py
+# sums up.  Its figures are not timings: the profiler slows every call.
+TR=/sys/kernel/debug/tracing
+if [ -n "$BENCH_PROFILE" ]; then
+	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+	: >$R/profile.txt
+	for f in 'cowlinkfs_*' 'ovl_*' 'ext4_lookup' 'ext4_getattr' 'ext4_xattr_get' \
+		'ext4_readdir' 'ext4_link' 'xfs_vn_*' 'xfs_attr_get' 'xfs_file_readdir' \
+		'lookup_one_len_unlocked' '__lookup_slow' 'd_alloc_parallel' 'new_inode' \
+		'iget5_locked' 'd_splice_alias' '__vfs_getxattr' 'vfs_getattr' \
+		'vfs_getattr_nosec' 'vfs_fstatat' 'do_sys_openat2' 'dentry_open' \
+		'do_dentry_open' 'iterate_dir' 'do_linkat' 'vfs_link' 'ksys_read' \
+		'filename_lookup' 'link_path_walk' 'path_openat' 'inode_permission' \
+		'override_creds' 'revert_creds' 'dput' 'iput' 'evict' 'd_invalidate' \
+		'lookup_fast' 'try_to_unlazy' 'generic_permission' 'security_inode_permission'; do
+		echo "$f" >>$TR/set_ftrace_filter 2>/dev/null || true
+	done
+fi
+prof() {
+	[ -n "$BENCH_PROFILE" ] || return 0
+	if [ "$1" = on ]; then
+		echo 1 >$TR/function_profile_enabled
+		return 0
+	fi
+	echo 0 >$TR/function_profile_enabled
+	{ echo "## $fs $cfg $w $f"; cat $TR/trace_stat/function*; } >>$R/profile.txt
+}
 
 # bytes SIZE: 4k, 1m, 1g (and 1g-sparse) in bytes
 bytes() {
@@ -60,7 +92,11 @@ t() {
 	[ "$1" != fio ] || set -- "$@" --minimal
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	if timeit /tmp/secs "$@" >/tmp/out 2>&1; then
+	prof on
+	timeit /tmp/secs "$@" >/tmp/out 2>&1
+	rc=$?
+	prof off
+	if [ $rc = 0 ]; then
 		# terse format: field 9 the read runtime, 50 the write runtime (ms)
 		[ "$1" != fio ] || awk -F';' '{ printf "%.4f\n", ($9 + $50) / 1000 }' /tmp/out >/tmp/secs
 		echo "$kver,$fs,$w,$cfg,$round,$(cat /tmp/secs),$b,$f,$note" >>$csv
@@ -281,15 +317,13 @@ for fs in $BENCH_FS; do
 	fi
 	round=1
 	while [ $round -le "$BENCH_ROUNDS" ]; do
-		for cfg in bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer; do
+		for cfg in $BENCH_CONFIGS; do
 			: >/tmp/fail
 			echo "# $fs round $round $cfg (at $(cut -d' ' -f1 /proc/uptime) s)" >/dev/console
 			if up; then
-				data
-				meta
-				brk
-				tree
-				scale
+				for wl in $BENCH_WORKLOADS; do
+					$wl
+				done
 			fi
 			down
 			n=$((n + 1))

@@ -5,6 +5,7 @@
 # build the module here, natively; modprobe; a mount from an /etc/fstab line
 # with mount -a; cowlink and libcowlink from the packages; a short COW check.
 # Each step is one TAP line; its output goes to results/install.log.
+set -u
 T=/t
 R=$T/results
 LOG=$R/install.log
@@ -62,7 +63,7 @@ check filesystem_is_registered cowlinkfs \
 	"$(awk '$2 == "cowlinkfs" { print $2 }' /proc/filesystems)"
 
 mkdir -p /lower/ext4 /mnt/x
-mount "$(blkid -L cl-ext4)" /lower/ext4
+step ext4_lower_mounts mount "$(blkid -L cl-ext4)" /lower/ext4
 mkdir -p /lower/ext4/x
 echo "/lower/ext4/x /mnt/x cowlinkfs cow=all 0 0" >>/etc/fstab
 step fstab_line_mounts_with_mount_a mount -a
@@ -70,8 +71,10 @@ check mount_has_the_fstab_options "cowlinkfs cow=all" \
 	"$(findmnt -n -o FSTYPE,OPTIONS /mnt/x |
 		awk '$2 ~ /(^|,)cow=all(,|$)/ { print $1, "cow=all" }')"
 
-check cowlink_comes_from_the_package /usr/bin/cowlink "$(command -v cowlink)"
-check cowlink_version_is_VERSION "cowlink $version" "$(cowlink --version 2>&1 | head -n 1)"
+# /t/bin (first in PATH) has the suite's own cowlink: name the package's.
+check cowlink_comes_from_the_package "cowlink: /usr/bin/cowlink" "$(dpkg -S /usr/bin/cowlink 2>&1)"
+check cowlink_version_is_VERSION "cowlink (cowlinkfs) $version" \
+	"$(/usr/bin/cowlink --version 2>&1 | head -n 1)"
 step man_pages_are_installed test -f /usr/share/man/man1/cowlink.1.gz \
 	-a -f /usr/share/man/man5/cowlinkfs.5.gz -a -f /usr/share/man/man3/libcowlink.3.gz
 
@@ -103,7 +106,7 @@ int main(int argc, char **argv)
 EOF
 step libcowlink_dev_links_a_program gcc -o /tmp/flag /tmp/flag.c -lcowlink
 check program_sets_the_flag_through_libcowlink0 cow "$(/tmp/flag /mnt/x/a 2>&1)"
-check cowlink_reads_the_flag_it_set "cow /mnt/x/a" "$(cowlink get /mnt/x/a 2>&1)"
+check cowlink_reads_the_flag_it_set "cow /mnt/x/a" "$(/usr/bin/cowlink get /mnt/x/a 2>&1)"
 
 step umount_and_unload umount /mnt/x
 step module_unloads modprobe -r cowlinkfs

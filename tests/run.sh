@@ -3,8 +3,8 @@
 # build what is missing and run every test in the arm64 guest, then the
 # crash test (two boots: power cut during link breaks, then a check), then
 # a miniature make bench, then the debug leg (t_cow and t_model on the
-# debug kernel, see DEBUG_* below), and report.  ONLY, LOWERS or KERNEL
-# runs the guest suite alone.
+# debug kernel, see DEBUG_* below), and report.  ONLY, LOWERS, KERNEL or
+# ARCH=x86_64 runs the guest suite alone.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/guest/lib.sh"
@@ -16,15 +16,15 @@ DEBUG_LOWERS=ext4
 rm -rf "$COWLINKFS_LOGS"/results-* "$COWLINKFS_LOGS"/guest-*.log
 rc=0
 # Every leg is judged, also one skipped after a failure (as "never finished").
-runs=(unit test)
-[ -n "${ONLY:-}${LOWERS:-}$KERNEL" ] || runs+=(crash2 bench debug)
+runs=(unit "test$ARCH_SUFFIX")
+[ -n "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ] || runs+=(crash2 bench debug)
 say "host unit tests of tools/ (make unit)"
 mkdir -p "$COWLINKFS_LOGS/results-unit"
 # report.sh judges these from the TAP they leave.
 make -s -C "$top" unit >"$COWLINKFS_LOGS/results-unit/tap" 2>&1 || true
 grep -E '^not ok|passed,' "$COWLINKFS_LOGS/results-unit/tap" | sed 's/^/# unit: /'
 bash "$top/guest/pipeline.sh" test || rc=$?
-if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL" ]; then
+if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 	say "crash test 1 of 2: power cut during six link breaks"
 	bash "$top/guest/stage.sh" crash1 && bash "$top/guest/boot.sh" crash1 300 || rc=$?
 	say "crash test 2 of 2: boot again and check every name"

@@ -6,6 +6,7 @@
  */
 
 #include <linux/module.h>
+#include <linux/fs.h>
 #include <linux/fileattr.h>
 #include <linux/fs_context.h>
 #include <linux/fs_parser.h>
