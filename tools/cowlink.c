@@ -147,6 +147,7 @@ static int cmd_from(void)
 		warn_path("cannot open", args.from);
 		return 1;
 	}
+	errno = 0;
 	while ((len = getdelim(&rec, &size, sep, f)) > 0) {
 		lineno++;
 		if (rec[len - 1] == sep)
@@ -164,9 +165,12 @@ static int cmd_from(void)
 		}
 		if (cowlink_set(path, cow) < 0)
 			warn_path("cannot set flag on", path);
+		errno = 0;
 	}
+	/* getdelim() left the read's own errno (EISDIR, EIO, ...). */
 	if (ferror(f)) {
-		errno = EIO;
+		if (!errno)
+			errno = EIO;
 		warn_path("cannot read", args.from);
 	}
 	free(rec);
@@ -442,7 +446,8 @@ static int cmd_clone(char **argv)
 	clone_src = strip_slashes(argv[0]);
 	clone_dst = strip_slashes(argv[1]);
 	parent = xstrdup(clone_dst);
-	if (stat(clone_src, &ss) < 0) {
+	/* Like cp -a: a symlink SRC is not followed, and is not a tree. */
+	if (lstat(clone_src, &ss) < 0) {
 		warn_path("cannot clone", clone_src);
 		goto out;
 	}
