@@ -21,7 +21,7 @@
 #
 #   make module [KDIR=...]           build fs/cowlinkfs/cowlinkfs.ko against a
 #                                    6.1 kernel build tree (default: the guest
-#                                    kernel, cross-compiled for arm64)
+#                                    kernel of the cache)
 #   make modules_install KDIR=...    install it under /lib/modules/KVER/updates
 #                                    (INSTALL_MOD_PATH=... for a staging root)
 #   make install [PREFIX=/usr/local] cowlink, libcowlink, headers, man pages,
@@ -30,7 +30,7 @@
 #   make dkms-source                 the module's DKMS source tree, in
 #                                    $(DESTDIR)/usr/src/cowlinkfs-VERSION
 #   make deb [DEB_ARCH=arm64]        Debian packages into build/deb/
-#   make installcheck                prove the packages in a guest: apt install,
+#   make installcheck                prove the packages in a guest: dpkg -i,
 #                                    DKMS build, modprobe, fstab mount, cowlink
 
 SHELL := /bin/bash
@@ -72,12 +72,10 @@ demo:
 shell:
 	bash guest/pipeline.sh shell
 
-# Without KDIR: the guest kernel of the cache, cross-compiled for arm64.
+# Without KDIR: the guest kernel of the cache (ARCH=x86_64: the x86_64 one).
 ifeq ($(KDIR),)
 module modules_install:
-	bash -c '. guest/lib.sh && make -C $$(kernel_dir) ARCH=arm64 \
-		CROSS_COMPILE=aarch64-linux-gnu- M=$(CURDIR)/fs/cowlinkfs \
-		CONFIG_COWLINK_FS=m W=1 $(subst module,modules,$@)'
+	bash -c '. guest/lib.sh && module_make W=1 $(subst module,modules,$@)'
 else
 module modules_install:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/fs/cowlinkfs CONFIG_COWLINK_FS=m W=1 \

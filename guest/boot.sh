@@ -35,16 +35,16 @@ append="console=$CONSOLE root=/dev/vda rw init=/sbin/cowlinkfs-init panic=-1 log
 # KASAN's shadow and kmemleak's object pool want more memory.
 mem=2048
 [ "$KERNEL" != debug ] || mem=4096
+accel=TCG
 if [ "$ARCH" = arm64 ]; then
 	qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on)
 elif kvm_usable; then
 	# Plain -cpu host makes QEMU abort on MSR 0x10a on some hosts.
 	qemu=(qemu-system-x86_64 -M pc -enable-kvm -cpu host,arch-capabilities=off)
+	accel=KVM
 else
 	qemu=(qemu-system-x86_64 -M pc -cpu max)
 fi
-accel=TCG
-[ "${qemu[3]}" != -enable-kvm ] || accel=KVM
 qemu+=(-smp 2 -m "$mem" -nographic -no-reboot -nic none -kernel "$image"
 	-append "$append" "${drives[@]}")
 

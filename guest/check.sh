@@ -5,7 +5,6 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 src=$COWLINKFS_CACHE/src/linux-source-6.1
-kdir=$(kernel_dir)
 [ -x "$src/scripts/checkpatch.pl" ] || { echo "check: run make test first (no kernel tree)" >&2; exit 1; }
 
 rc=0
@@ -15,8 +14,7 @@ perl "$src/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
 	--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES -f $(git -C "$COWLINKFS_TOP" ls-files 'fs/*.[ch]' | sed "s|^|$COWLINKFS_TOP/|") || rc=1
 
 say "check: sparse (make C=2)"
-out=$(make -C "$kdir" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
-	M="$COWLINKFS_TOP/fs/cowlinkfs" CONFIG_COWLINK_FS=m C=2 modules 2>&1)
+out=$(module_make C=2 modules 2>&1)
 if printf "%s\n" "$out" | grep -E "fs/cowlinkfs/.*(warning|error):"; then
 	rc=1
 fi

@@ -91,6 +91,13 @@ kmake() {
 		CROSS_COMPILE="$CROSS_COMPILE" CC="$cc" "$@"
 }
 
+# module_make ARGS...: Kbuild on the module against the selected guest
+# kernel (make module, stage.sh, check.sh).
+module_make() {
+	make -C "$(kernel_dir)" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+		M="$COWLINKFS_TOP/fs/cowlinkfs" CONFIG_COWLINK_FS=m "$@"
+}
+
 # rootfs_packages [VARIANT]: the guest's packages, one per line; the
 # install variant adds what DKMS needs to build the module in the guest.
 rootfs_packages() {

@@ -19,8 +19,7 @@ rm -rf "$stage"
 mkdir -p "$stage/results" "$stage/bin" "$run"
 
 say "stage: building cowlinkfs.ko against $kdir"
-make -C "$kdir" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
-	M="$COWLINKFS_TOP/fs/cowlinkfs" CONFIG_COWLINK_FS=m W=1 modules >>"$log" 2>&1 || {
+module_make W=1 modules >>"$log" 2>&1 || {
 	tail -n 30 "$log" >&2
 	exit 1
 }

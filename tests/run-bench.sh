@@ -50,9 +50,8 @@ done
 export BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES \
 	BENCH_DISK BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE
 # Generous: a guest that stops early is judged by its missing plan line.
-smoke=$mode
 : "${COWLINKFS_TIMEOUT:=$((86400 * 2))}"
-[ "$smoke" != smoke ] || COWLINKFS_TIMEOUT=900
+[ "$mode" != smoke ] || COWLINKFS_TIMEOUT=900
 export COWLINKFS_TIMEOUT
 say "bench: $BENCH_ROUNDS rounds on $BENCH_FS; tree $BENCH_FILES files, scaling $BENCH_SCALE," \
 	"breaks of $BENCH_SIZES; progress in $COWLINKFS_LOGS/guest-bench.log"
@@ -67,5 +66,5 @@ if [ "$mode" = profile ]; then
 elif [ -s "$COWLINKFS_LOGS/results-bench/bench.csv" ]; then
 	python3 "$top/tests/bench-report.py" "$COWLINKFS_LOGS/results-bench" "$out" || rc=1
 fi
-[ "$smoke" = smoke ] || bash "$top/tests/report.sh" bench || rc=1
+[ "$mode" = smoke ] || bash "$top/tests/report.sh" bench || rc=1
 exit "$rc"
