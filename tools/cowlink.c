@@ -15,19 +15,22 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include "libcowlink.h"
 #include "cowlink.h"
+#include "mountid.h"
+#include "walk.h"
 
 #ifndef COWLINK_VERSION
 #define COWLINK_VERSION "unknown"
@@ -58,40 +61,35 @@ static char *xstrdup(const char *s)
 }
 
 /*
- * nftw() reports FTW_NS or FTW_DNR but not why: ask again, with the
- * call that failed, so that the message has the real errno (ENAMETOOLONG,
- * ELOOP, EIO...) rather than a guess.  Reported as du reports them.
+ * Open a regular file the walk met, as the one lstat saw: O_NONBLOCK and
+ * O_NOCTTY because another user may have put a FIFO or a device there
+ * since, which the inode check then turns away.
  */
-static void walk_error(const char *path, int type)
+static int open_entry(const struct walk_entry *e)
 {
 	struct stat st;
-	int err = errno, fd;
+	int fd;
 
-	if (type == FTW_NS) {
-		if (lstat(path, &st) < 0)
-			err = errno;
-		errno = err ? err : EIO;
-		warn_path("cannot access", path);
-		return;
+	fd = openat(e->dirfd, e->name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW |
+		    O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		warn_path("cannot open", e->path);
+		return -1;
 	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		err = errno;
-	else
+	if (fstat(fd, &st) < 0 || !walk_same(&st, &e->st)) {
 		close(fd);
-	errno = err ? err : EIO;
-	warn_path("cannot read directory", path);
+		fprintf(stderr, "cowlink: '%s' changed during the walk, skipped\n",
+			e->path);
+		failed = 1;
+		return -1;
+	}
+	return fd;
 }
 
-/* nftw() itself failed: its root is missing or unreadable, say so. */
-static void walk_failed(const char *path)
+static void walk_path(const char *path, const struct walk_ops *ops)
 {
-	struct stat st;
-
-	if (lstat(path, &st) == 0)
-		warn_path("cannot walk", path);
-	else
-		warn_path("cannot access", path);
+	if (walk(path, ops))
+		failed = 1;
 }
 
 /* get / set / clear */
@@ -112,19 +110,79 @@ static void flag_one(const char *path)
 		warn_path("cannot set flag on", path);
 }
 
-static int flag_walk(const char *path, const struct stat *st, int type,
-		     struct FTW *ftw)
+static enum walk_action flag_visit(struct walk_entry *e)
 {
-	(void)ftw;
-	if (type == FTW_NS || type == FTW_DNR) {
-		walk_error(path, type);
-		return 0;
-	}
+	int fd = e->fd, v;
+
 	/* Like chattr -R: the flag is for files and directories only. */
-	if (type == FTW_SL || (type == FTW_F && !S_ISREG(st->st_mode)))
-		return 0;
-	flag_one(path);
-	return 0;
+	if (!S_ISREG(e->st.st_mode) && !S_ISDIR(e->st.st_mode))
+		return WALK_CONTINUE;
+	if (fd < 0)
+		fd = open_entry(e);
+	if (fd < 0)
+		return WALK_CONTINUE;
+	if (args.flag_op == FLAG_GET) {
+		v = cowlink_fget(fd);
+		if (v < 0)
+			warn_path("cannot read flag of", e->path);
+		else
+			cowlink_put_record(stdout, v, e->path, args.null);
+	} else if (cowlink_fset(fd, args.flag_op == FLAG_SET) < 0) {
+		warn_path("cannot set flag on", e->path);
+	}
+	if (fd != e->fd)
+		close(fd);
+	return WALK_CONTINUE;
+}
+
+/*
+ * The names set --from replays may come from anyone's tree, and may be
+ * replayed by root: follow no symlink on the way to them, so that a
+ * directory swapped for a symlink cannot send a flag outside the tree.
+ * The file is first reached by O_PATH, which opens nothing, so that a
+ * device or FIFO is turned away before any open() of it.
+ */
+static void from_set(const char *path, int cow)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char proc[64];
+	struct stat st;
+	int pfd, fd;
+
+	pfd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (pfd < 0 && errno == ENOSYS) {	/* before Linux 5.6 */
+		if (cowlink_set(path, cow) < 0)
+			warn_path("cannot set flag on", path);
+		return;
+	}
+	if (pfd < 0) {
+		if (errno == ELOOP) {
+			fprintf(stderr, "cowlink: cannot set flag on '%s': a symlink on its path (set --from follows none)\n",
+				path);
+			failed = 1;
+		} else {
+			warn_path("cannot set flag on", path);
+		}
+		return;
+	}
+	fd = -1;
+	if (fstat(pfd, &st) < 0) {
+		warn_path("cannot set flag on", path);
+	} else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		errno = EINVAL;
+		warn_path("cannot set flag on", path);
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+		fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 || cowlink_fset(fd, cow) < 0)
+			warn_path("cannot set flag on", path);
+	}
+	if (fd >= 0)
+		close(fd);
+	close(pfd);
 }
 
 /*
@@ -163,8 +221,7 @@ static int cmd_from(void)
 			failed = 1;
 			continue;
 		}
-		if (cowlink_set(path, cow) < 0)
-			warn_path("cannot set flag on", path);
+		from_set(path, cow);
 		errno = 0;
 	}
 	/* getdelim() left the read's own errno (EISDIR, EIO, ...). */
@@ -181,6 +238,7 @@ static int cmd_from(void)
 
 static int cmd_flag(int argc, char **argv)
 {
+	static const struct walk_ops flag_ops = { .pre = flag_visit };
 	int i;
 
 	if (args.from)
@@ -188,8 +246,8 @@ static int cmd_flag(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		if (!args.recursive)
 			flag_one(argv[i]);
-		else if (nftw(argv[i], flag_walk, 64, FTW_PHYS) < 0)
-			walk_failed(argv[i]);
+		else
+			walk_path(argv[i], &flag_ops);
 	}
 	if (fflush(stdout) == EOF) {
 		fprintf(stderr, "cowlink: write error: %s\n", strerror(errno));
@@ -200,18 +258,13 @@ static int cmd_flag(int argc, char **argv)
 
 /* clone */
 
-static char *clone_src, *clone_dst;
+static const char *clone_src, *clone_dst;
 static unsigned long clone_count, clone_total;
 static int euid;
-
-/* What is set on a cloned directory after its entries are made. */
-struct dir_fix {
-	char *src, *dst;
-	struct stat st;
-};
-
-static struct dir_fix *dir_fixes;
-static size_t n_dir_fixes;
+static int dst_parent_fd = -1;	/* where DST is made */
+static const char *dst_base;	/* DST's name in it */
+static struct stat dst_top;	/* DST once made, never to be walked */
+static int dst_made;
 
 static double now(void)
 {
@@ -247,12 +300,68 @@ static void show_progress(int done)
 	fputs("\033[K", stderr);
 }
 
-static int count_walk(const char *path, const struct stat *st, int type,
-		      struct FTW *ftw)
+static enum walk_action count_visit(struct walk_entry *e)
 {
-	(void)path, (void)st, (void)type, (void)ftw;
 	clone_total++;
-	return 0;
+	return e->level && e->st.st_dev != e->parent->st.st_dev ?
+	       WALK_SKIP : WALK_CONTINUE;
+}
+
+/* The path in DST of what the walk met at E, for messages. */
+static const char *dst_path(const struct walk_entry *e)
+{
+	static char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s%s", clone_dst,
+		 e->path + strlen(clone_src));
+	return buf;
+}
+
+/*
+ * Where xattrs are read or written: an open file, or else a name in an
+ * open directory, reached as /proc/self/fd/DIRFD/NAME and not followed
+ * (symlinks and device nodes, which are not opened).
+ */
+struct xfile {
+	int fd;
+	char proc[64 + NAME_MAX];
+	const char *shown;	/* the path for messages */
+};
+
+static void xfile_init(struct xfile *x, int fd, int dirfd, const char *name,
+		       const char *shown)
+{
+	x->fd = fd;
+	x->shown = shown;
+	if (fd < 0)
+		snprintf(x->proc, sizeof(x->proc), "/proc/self/fd/%d/%s",
+			 dirfd, name);
+}
+
+static ssize_t x_list(const struct xfile *x, char *buf, size_t size)
+{
+	return x->fd >= 0 ? flistxattr(x->fd, buf, size) :
+			    llistxattr(x->proc, buf, size);
+}
+
+static ssize_t x_get(const struct xfile *x, const char *name, void *buf,
+		     size_t size)
+{
+	return x->fd >= 0 ? fgetxattr(x->fd, name, buf, size) :
+			    lgetxattr(x->proc, name, buf, size);
+}
+
+static int x_set(const struct xfile *x, const char *name, const void *val,
+		 size_t size)
+{
+	return x->fd >= 0 ? fsetxattr(x->fd, name, val, size, 0) :
+			    lsetxattr(x->proc, name, val, size, 0);
+}
+
+static int x_remove(const struct xfile *x, const char *name)
+{
+	return x->fd >= 0 ? fremovexattr(x->fd, name) :
+			    lremovexattr(x->proc, name);
 }
 
 /* The ACLs a new inode inherits from a default ACL of its directory. */
@@ -266,45 +375,45 @@ static const char *const acl_names[] = {
  * is listed to CAP_SYS_ADMIN alone and the flag's own name never through
  * the mount: what the kernel refuses there is not an error.
  */
-static void copy_xattrs(const char *src, const char *dst)
+static void copy_xattrs(const struct xfile *src, const struct xfile *dst)
 {
 	char *names = NULL, *name, *val = NULL;
 	ssize_t len = 0, vlen;
 	size_t vsize = 0, i;
 
 	for (;;) {
-		len = llistxattr(src, NULL, 0);
+		len = x_list(src, NULL, 0);
 		if (len <= 0)
 			break;
 		names = xrealloc(names, len);
-		len = llistxattr(src, names, len);
+		len = x_list(src, names, len);
 		if (len >= 0 || errno != ERANGE)
 			break;
 	}
 	if (len < 0 && errno != ENOTSUP) {
-		warn_path("cannot list xattrs of", src);
+		warn_path("cannot list xattrs of", src->shown);
 		len = 0;
 	}
 	for (name = names; len > 0 && name < names + len;
 	     name += strlen(name) + 1) {
-		vlen = lgetxattr(src, name, NULL, 0);
+		vlen = x_get(src, name, NULL, 0);
 		if (vlen >= 0) {
 			if ((size_t)vlen + 1 > vsize)
 				val = xrealloc(val, vsize = vlen + 1);
-			vlen = lgetxattr(src, name, val, vlen);
+			vlen = x_get(src, name, val, vlen);
 		}
 		if (vlen < 0) {
 			if (errno != ENODATA)
-				warn_path("cannot read xattrs of", src);
+				warn_path("cannot read xattrs of", src->shown);
 			continue;
 		}
-		if (lsetxattr(dst, name, val, vlen, 0) == 0)
+		if (x_set(dst, name, val, vlen) == 0)
 			continue;
 		if (errno == ENOTSUP ||
 		    (errno == EPERM && !strncmp(name, "trusted.", 8)))
 			continue;
 		fprintf(stderr, "cowlink: cannot set xattr '%s' of '%s': %s\n",
-			name, dst, strerror(errno));
+			name, dst->shown, strerror(errno));
 		failed = 1;
 	}
 	for (i = 0; i < ARRAY_SIZE(acl_names); i++) {
@@ -313,9 +422,9 @@ static void copy_xattrs(const char *src, const char *dst)
 			if (!strcmp(name, acl_names[i]))
 				break;
 		if ((len <= 0 || name >= names + len) &&
-		    lremovexattr(dst, acl_names[i]) < 0 &&
+		    x_remove(dst, acl_names[i]) < 0 &&
 		    errno != ENODATA && errno != ENOTSUP)
-			warn_path("cannot remove inherited ACL of", dst);
+			warn_path("cannot remove inherited ACL of", dst->shown);
 	}
 	free(names);
 	free(val);
@@ -323,15 +432,18 @@ static void copy_xattrs(const char *src, const char *dst)
 
 /*
  * Owner as cp -a sets it: a user who may not give the file away keeps it
- * and tries the group alone, silently, as cp does for non-root.
+ * and tries the group alone, silently, as cp does for non-root.  NAME in
+ * DIRFD, not followed, or DIRFD itself for an empty NAME.
  */
-static int copy_owner(const char *dst, const struct stat *st)
+static int copy_owner(int dirfd, const char *name, const struct stat *st)
 {
-	if (lchown(dst, st->st_uid, st->st_gid) == 0)
+	int flags = *name ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH;
+
+	if (fchownat(dirfd, name, st->st_uid, st->st_gid, flags) == 0)
 		return 0;
 	if (euid != 0 && (errno == EPERM || errno == EINVAL)) {
 		/* Not ours to give away: no error, as for cp -a. */
-		int unused = lchown(dst, -1, st->st_gid);
+		int unused = fchownat(dirfd, name, -1, st->st_gid, flags);
 
 		(void)unused;
 		return 0;
@@ -339,78 +451,160 @@ static int copy_owner(const char *dst, const struct stat *st)
 	return -1;
 }
 
-static int clone_walk(const char *path, const struct stat *st, int type,
-		      struct FTW *ftw)
+/*
+ * A regular file: flag it and link it, both by its directory's fd, and
+ * check that the link made is the inode flagged.  If another user swapped
+ * the name in between, the link is taken back.
+ */
+static void clone_file(struct walk_entry *e, int pfd, const char *name)
 {
-	char dst[PATH_MAX], target[PATH_MAX];
-	struct timespec times[2] = { st->st_atim, st->st_mtim };
-	struct dir_fix *fix;
-	ssize_t len;
+	struct stat st;
+	int fd = open_entry(e);
+
+	if (fd < 0)
+		return;
+	if (cowlink_fget(fd) != 1 && cowlink_fset(fd, 1) < 0) {
+		warn_path("cannot set flag on", e->path);
+	} else if (linkat(e->dirfd, e->name, pfd, name, 0) < 0) {
+		warn_path("cannot link", dst_path(e));
+	} else if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		   !walk_same(&st, &e->st)) {
+		unlinkat(pfd, name, 0);
+		fprintf(stderr, "cowlink: '%s' changed during the walk, skipped\n",
+			e->path);
+		failed = 1;
+	}
+	close(fd);
+}
+
+/* Symlinks and special files are made anew, with what cp -a keeps. */
+static void clone_other(struct walk_entry *e, int pfd, const char *name)
+{
+	struct timespec times[2] = { e->st.st_atim, e->st.st_mtim };
+	char target[PATH_MAX];
+	struct xfile xs, xd;
+	ssize_t len = 0;
+	int err;
+
+	if (S_ISLNK(e->st.st_mode)) {
+		len = readlinkat(e->dirfd, e->name, target, sizeof(target) - 1);
+		if (len >= 0)
+			target[len] = '\0';
+		err = len < 0 ? -1 : symlinkat(target, pfd, name);
+	} else {
+		err = mknodat(pfd, name, e->st.st_mode, e->st.st_rdev);
+	}
+	if (err < 0) {
+		warn_path("cannot create", dst_path(e));
+		return;
+	}
+	xfile_init(&xs, -1, e->dirfd, e->name, e->path);
+	xfile_init(&xd, -1, pfd, name, dst_path(e));
+	if (copy_owner(pfd, name, &e->st) < 0)
+		warn_path("cannot set owner of", dst_path(e));
+	copy_xattrs(&xs, &xd);
+	if ((!S_ISLNK(e->st.st_mode) &&
+	     fchmodat(pfd, name, e->st.st_mode & 07777, 0) < 0) ||
+	    utimensat(pfd, name, times, AT_SYMLINK_NOFOLLOW) < 0)
+		warn_path("cannot set mode or times of", dst_path(e));
+}
+
+/*
+ * Owner, xattrs, mode and times of a cloned directory, once its entries
+ * are made: making them changes the times, and a mode or ACL without
+ * write permission would keep a non-root caller out.  Owner first, as
+ * cp does, since a chown may clear the set-id bits the mode then puts
+ * back.  Closes the directory's fd in DST.
+ */
+static void clone_dir_fix(struct walk_entry *e)
+{
+	struct timespec times[2] = { e->st.st_atim, e->st.st_mtim };
+	struct xfile xs, xd;
+	const char *shown = dst_path(e);
+
+	xfile_init(&xs, e->fd, -1, "", e->path);
+	xfile_init(&xd, e->data, -1, "", shown);
+	if (copy_owner(e->data, "", &e->st) < 0)
+		warn_path("cannot set owner of", shown);
+	copy_xattrs(&xs, &xd);
+	if (fchmod(e->data, e->st.st_mode & 07777) < 0)
+		warn_path("cannot set mode of", shown);
+	if (futimens(e->data, times) < 0)
+		warn_path("cannot set times of", shown);
+	close(e->data);
+	e->data = -1;
+}
+
+static enum walk_action clone_dir(struct walk_entry *e, int pfd,
+				  const char *name)
+{
+	struct stat pst;
+	int fd;
+
+	if (!e->level && (fstat(pfd, &pst) < 0 ||
+			  pst.st_dev != e->st.st_dev)) {
+		fprintf(stderr, "cowlink: '%s' and '%s' are not on one filesystem\n",
+			clone_src, clone_dst);
+		failed = 1;
+		return WALK_STOP;
+	}
+	/* DST inside SRC, seen however it was reached (a bind mount, say). */
+	if (dst_made && walk_same(&e->st, &dst_top)) {
+		fprintf(stderr, "cowlink: cannot clone '%s' into itself, '%s'\n",
+			clone_src, clone_dst);
+		failed = 1;
+		return WALK_STOP;
+	}
+	if (mkdirat(pfd, name, 0700) < 0) {
+		warn_path("cannot create directory", dst_path(e));
+		/* Never clone into a DST made by someone else meanwhile. */
+		return e->level ? WALK_SKIP : WALK_STOP;
+	}
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		warn_path("cannot open directory", dst_path(e));
+		return e->level ? WALK_SKIP : WALK_STOP;
+	}
+	if (!e->level) {
+		dst_made = fstat(fd, &dst_top) == 0;
+	}
+	/* Before the entries: link() into it needs the flag. */
+	if (cowlink_fset(fd, 1) < 0)
+		warn_path("cannot set flag on", dst_path(e));
+	e->data = fd;
+	/* Links cannot leave SRC's filesystem: cp -x makes the directory. */
+	if (e->level && e->st.st_dev != e->parent->st.st_dev) {
+		fprintf(stderr, "cowlink: '%s' is a mount point, its entries are not cloned\n",
+			e->path);
+		failed = 1;
+		clone_dir_fix(e);
+		return WALK_SKIP;
+	}
+	return WALK_CONTINUE;
+}
+
+static enum walk_action clone_visit(struct walk_entry *e)
+{
+	const char *name = e->level ? e->name : dst_base;
+	int pfd = e->level ? e->parent->data : dst_parent_fd;
 
 	clone_count++;
 	if (args.progress)
 		show_progress(0);
 	else if (args.verbose && clone_count % 1000 == 0)
 		fprintf(stderr, "cowlink: %lu entries cloned\n", clone_count);
-	if (type == FTW_NS || type == FTW_DNR) {
-		walk_error(path, type);
-		if (type == FTW_NS)
-			return 0;
+	if (S_ISDIR(e->st.st_mode))
+		return clone_dir(e, pfd, name);
+	if (!e->level) {
+		errno = ENOTDIR;
+		warn_path("cannot clone", clone_src);
+		return WALK_STOP;
 	}
-	if (snprintf(dst, sizeof(dst), "%s%s", clone_dst,
-		     path + strlen(clone_src)) >= (int)sizeof(dst)) {
-		errno = ENAMETOOLONG;
-		warn_path("cannot clone", path);
-		return S_ISDIR(st->st_mode) ? FTW_SKIP_SUBTREE : FTW_CONTINUE;
-	}
-
-	if (S_ISDIR(st->st_mode)) {
-		if (mkdir(dst, 0700) < 0) {
-			warn_path("cannot create directory", dst);
-			/* Never clone into a DST made by someone else meanwhile. */
-			return ftw->level ? FTW_SKIP_SUBTREE : FTW_STOP;
-		}
-		/* Before the entries: link() into it needs the flag. */
-		if (cowlink_set(dst, 1) < 0)
-			warn_path("cannot set flag on", dst);
-		/*
-		 * Owner, mode, xattrs and times after the entries: making
-		 * them changes the times, and a mode or ACL without write
-		 * permission would keep a non-root caller out.
-		 */
-		dir_fixes = xrealloc(dir_fixes, (n_dir_fixes + 1) *
-				     sizeof(*dir_fixes));
-		fix = &dir_fixes[n_dir_fixes++];
-		fix->src = xstrdup(path);
-		fix->dst = xstrdup(dst);
-		fix->st = *st;
-	} else if (S_ISREG(st->st_mode)) {
-		if (cowlink_link(path, dst) < 0)
-			warn_path("cannot link", dst);
-	} else if (S_ISLNK(st->st_mode)) {
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len >= 0)
-			target[len] = '\0';
-		if (len < 0 || symlink(target, dst) < 0) {
-			warn_path("cannot copy symlink", dst);
-			return 0;
-		}
-		copy_xattrs(path, dst);
-		if (copy_owner(dst, st) < 0 ||
-		    utimensat(AT_FDCWD, dst, times, AT_SYMLINK_NOFOLLOW) < 0)
-			warn_path("cannot set owner or times of", dst);
-	} else {
-		if (mknod(dst, st->st_mode, st->st_rdev) < 0) {
-			warn_path("cannot create", dst);
-			return 0;
-		}
-		copy_xattrs(path, dst);
-		if (copy_owner(dst, st) < 0 ||
-		    chmod(dst, st->st_mode & 07777) < 0 ||
-		    utimensat(AT_FDCWD, dst, times, 0) < 0)
-			warn_path("cannot set owner, mode or times of", dst);
-	}
-	return 0;
+	if (S_ISREG(e->st.st_mode))
+		clone_file(e, pfd, name);
+	else
+		clone_other(e, pfd, name);
+	return WALK_CONTINUE;
 }
 
 /* A copy of PATH without its trailing slashes ("/" stays "/"). */
@@ -435,104 +629,117 @@ static int path_within(const char *inner, const char *outer)
 	       (inner[len] == '/' || inner[len] == '\0');
 }
 
-static int cmd_clone(char **argv)
+/*
+ * The checks that need no walk, each with its own message; the walk
+ * checks again what another user could change meanwhile.
+ */
+static int clone_check(const char *src, const char *dst, const char *parent)
 {
-	char *parent, *slash, *rsrc = NULL, *rparent = NULL;
+	unsigned long long sm, dm;
+	char *rsrc, *rparent;
 	struct stat ss, ds;
-	size_t i;
-	int ret = 1;
+	int ret = -1;
 
-	euid = geteuid();
-	clone_src = strip_slashes(argv[0]);
-	clone_dst = strip_slashes(argv[1]);
-	parent = xstrdup(clone_dst);
 	/* Like cp -a: a symlink SRC is not followed, and is not a tree. */
-	if (lstat(clone_src, &ss) < 0) {
-		warn_path("cannot clone", clone_src);
-		goto out;
+	if (lstat(src, &ss) < 0) {
+		warn_path("cannot clone", src);
+		return -1;
 	}
 	if (!S_ISDIR(ss.st_mode)) {
 		errno = ENOTDIR;
-		warn_path("cannot clone", clone_src);
-		goto out;
+		warn_path("cannot clone", src);
+		return -1;
 	}
+	/* A missing parent is ENOENT, not "not on cowlinkfs". */
+	if (cowlink_is_cowlinkfs(src) == 1 && cowlink_is_cowlinkfs(parent) < 0) {
+		warn_path("cannot access", parent);
+		return -1;
+	}
+	if (cowlink_is_cowlinkfs(src) != 1 ||
+	    cowlink_is_cowlinkfs(parent) != 1) {
+		fprintf(stderr, "cowlink: '%s' and '%s' must both be on a cowlinkfs mount\n",
+			src, parent);
+		return -1;
+	}
+	if (stat(parent, &ds) < 0) {
+		warn_path("cannot clone into", parent);
+		return -1;
+	}
+	if (ss.st_dev != ds.st_dev) {
+		fprintf(stderr, "cowlink: '%s' and '%s' are not on one filesystem\n",
+			src, parent);
+		return -1;
+	}
+	/* link() needs one mount: say so once, not EXDEV for every file. */
+	if (mount_id(src, &sm) == 0 && mount_id(parent, &dm) == 0 && sm != dm) {
+		fprintf(stderr, "cowlink: '%s' and '%s' are not on one mount (a bind mount?)\n",
+			src, parent);
+		return -1;
+	}
+	/* DST is made new, never merged into: see cowlink(1). */
+	if (lstat(dst, &ds) == 0) {
+		errno = EEXIST;
+		warn_path("cannot create directory", dst);
+		return -1;
+	}
+	rsrc = realpath(src, NULL);
+	rparent = realpath(parent, NULL);
+	if (rsrc && rparent && path_within(rparent, rsrc))
+		fprintf(stderr, "cowlink: cannot clone '%s' into itself, '%s'\n",
+			src, dst);
+	else
+		ret = 0;
+	free(rsrc);
+	free(rparent);
+	return ret;
+}
+
+static int cmd_clone(char **argv)
+{
+	static const struct walk_ops count_ops = { .pre = count_visit };
+	static const struct walk_ops clone_ops = {
+		.pre = clone_visit, .post = clone_dir_fix,
+	};
+	char *src, *dst, *parent, *slash;
+
+	euid = geteuid();
+	clone_src = src = strip_slashes(argv[0]);
+	clone_dst = dst = strip_slashes(argv[1]);
+	parent = xstrdup(dst);
 	slash = strrchr(parent, '/');
+	dst_base = slash ? dst + (slash - parent) + 1 : dst;
 	if (!slash)
 		strcpy(parent, ".");
 	else if (slash == parent)
 		parent[1] = '\0';
 	else
 		*slash = '\0';
-	/* A missing parent is ENOENT, not "not on cowlinkfs". */
-	if (cowlink_is_cowlinkfs(clone_src) == 1 &&
-	    cowlink_is_cowlinkfs(parent) < 0) {
-		warn_path("cannot access", parent);
+	if (clone_check(src, dst, parent) < 0) {
+		failed = 1;
 		goto out;
 	}
-	if (cowlink_is_cowlinkfs(clone_src) != 1 ||
-	    cowlink_is_cowlinkfs(parent) != 1) {
-		fprintf(stderr, "cowlink: '%s' and '%s' must both be on a cowlinkfs mount\n",
-			clone_src, parent);
-		goto out;
-	}
-	if (stat(parent, &ds) < 0) {
+	dst_parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dst_parent_fd < 0) {
 		warn_path("cannot clone into", parent);
-		goto out;
-	}
-	if (ss.st_dev != ds.st_dev) {
-		fprintf(stderr, "cowlink: '%s' and '%s' are not on one filesystem\n",
-			clone_src, parent);
-		goto out;
-	}
-	/* DST is made new, never merged into: see cowlink(1). */
-	if (lstat(clone_dst, &ds) == 0) {
-		errno = EEXIST;
-		warn_path("cannot create directory", clone_dst);
-		goto out;
-	}
-	rsrc = realpath(clone_src, NULL);
-	rparent = realpath(parent, NULL);
-	if (rsrc && rparent && path_within(rparent, rsrc)) {
-		fprintf(stderr, "cowlink: cannot clone '%s' into itself, '%s'\n",
-			clone_src, clone_dst);
 		goto out;
 	}
 	args.progress = args.progress && isatty(STDERR_FILENO);
 	if (args.progress) {
 		fputs("cowlink: counting entries...", stderr);
-		nftw(clone_src, count_walk, 64, FTW_PHYS | FTW_MOUNT);
+		walk(src, &count_ops);
 		progress_start = now();
 	}
-	if (nftw(clone_src, clone_walk, 64, FTW_PHYS | FTW_MOUNT |
-		 FTW_ACTIONRETVAL) < 0)
-		walk_failed(clone_src);
+	walk_path(src, &clone_ops);
 	if (args.progress)
 		show_progress(1);
-	/* Deepest first: a parent made unsearchable keeps no one out. */
-	for (i = n_dir_fixes; i-- > 0;) {
-		struct dir_fix *fix = &dir_fixes[i];
-		struct timespec times[2] = { fix->st.st_atim, fix->st.st_mtim };
-
-		copy_xattrs(fix->src, fix->dst);
-		if (copy_owner(fix->dst, &fix->st) < 0 ||
-		    chmod(fix->dst, fix->st.st_mode & 07777) < 0)
-			warn_path("cannot set owner or mode of", fix->dst);
-		if (utimensat(AT_FDCWD, fix->dst, times, 0) < 0)
-			warn_path("cannot set times of", fix->dst);
-		free(fix->src);
-		free(fix->dst);
-	}
-	free(dir_fixes);
 	if (args.verbose)
 		fprintf(stderr, "cowlink: %lu entries cloned\n", clone_count);
-	ret = failed;
+	close(dst_parent_fd);
 out:
-	free(rsrc);
-	free(rparent);
 	free(parent);
-	free(clone_src);
-	free(clone_dst);
-	return ret;
+	free(src);
+	free(dst);
+	return failed;
 }
 
 /* status */
@@ -558,21 +765,34 @@ static int seen_cmp(const void *a, const void *b)
 	return 0;
 }
 
-static void status_one(const char *path, const struct stat *st)
-{
-	struct seen key = { st->st_dev, st->st_ino }, *n;
+/*
+ * Each directory is walked once, however many operands reach it (a tree
+ * and its subtree, a bind mount): its names are counted once.
+ */
+static void *seen_dirs;
 
-	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
-		return;
-	st_names++;
-	if (tfind(&key, &seen_root, seen_cmp))
-		return;
+static int seen_first(void **root, dev_t dev, ino_t ino)
+{
+	struct seen key = { dev, ino }, *n;
+
+	if (tfind(&key, root, seen_cmp))
+		return 0;
 	n = xrealloc(NULL, sizeof(*n));
 	*n = key;
-	if (!tsearch(n, &seen_root, seen_cmp)) {
+	if (!tsearch(n, root, seen_cmp)) {
 		fprintf(stderr, "cowlink: %s\n", strerror(ENOMEM));
 		exit(1);
 	}
+	return 1;
+}
+
+static void status_one(const char *path, const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
+		return;
+	st_names++;
+	if (!seen_first(&seen_root, st->st_dev, st->st_ino))
+		return;
 	st_files++;
 	/* A full copy would store these bytes once per link. */
 	st_saved += (unsigned long long)(st->st_nlink - 1) * st->st_blocks * 512;
@@ -588,16 +808,13 @@ static void status_one(const char *path, const struct stat *st)
 	}
 }
 
-static int status_walk(const char *path, const struct stat *st, int type,
-		       struct FTW *ftw)
+static enum walk_action status_visit(struct walk_entry *e)
 {
-	(void)ftw;
-	if (type == FTW_NS || type == FTW_DNR) {
-		walk_error(path, type);
-		return 0;
-	}
-	status_one(path, st);
-	return 0;
+	if (S_ISDIR(e->st.st_mode))
+		return seen_first(&seen_dirs, e->st.st_dev, e->st.st_ino) ?
+		       WALK_CONTINUE : WALK_SKIP;
+	status_one(e->path, &e->st);
+	return WALK_CONTINUE;
 }
 
 /*
@@ -607,13 +824,13 @@ static int status_walk(const char *path, const struct stat *st, int type,
  */
 static int cmd_status(int argc, char **argv)
 {
+	static const struct walk_ops status_ops = { .pre = status_visit };
 	int i;
 
 	if (args.json)
 		printf("{\n  \"shared\": [");
 	for (i = 0; i < argc; i++)
-		if (nftw(argv[i], status_walk, 64, FTW_PHYS) < 0)
-			walk_failed(argv[i]);
+		walk_path(argv[i], &status_ops);
 	if (args.json)
 		printf("%s],\n  \"files_shared\": %lu,\n  \"names\": %lu,\n"
 		       "  \"bytes_saved\": %llu\n}\n", st_first ? "" : "\n  ",

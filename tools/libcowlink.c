@@ -34,24 +34,36 @@ int cowlink_fset(int fd, int on)
 	return ioctl(fd, COWLINK_IOC_SETCOW, &v) < 0 ? -1 : 0;
 }
 
-/* Open PATH for the flag ioctls: regular files and directories only. */
+/*
+ * Open PATH for the flag ioctls: regular files and directories only.
+ * The type is checked before the open, which a device or FIFO would
+ * answer with its own side effects, and again after it, on the inode
+ * opened, in case the name was swapped in between.
+ */
 static int cowlink_open(const char *path)
 {
-	struct stat st;
+	struct stat st, fst;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (lstat(path, &st) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
+		  O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, &fst) < 0) {
 		err = errno;
 		close(fd);
 		errno = err;
 		return -1;
 	}
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+	if (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
 		close(fd);
-		errno = EINVAL;
+		errno = EAGAIN;
 		return -1;
 	}
 	return fd;
