@@ -403,10 +403,52 @@ test_clone_as_root_never_reaches_outside_src_through_a_swapped_dir() {
 	cowlink clone "$M"/home/src "$M"/dst 2>/dev/null || :
 	touch /tmp/swap-stop
 	wait
-	[ "$(cat /tmp/swaps)" -gt 100 ] || fail "the attacker swapped $(cat /tmp/swaps) times"
+	swaps=$(cat /tmp/swaps)
+	[ "${swaps:-0}" -gt 100 ] || fail "the attacker swapped '$swaps' times"
 	check_eq "$(find "$M"/secret -type f -links +1 | wc -l)" 0 "secrets linked"
 	check_eq "$(cowlink get -R "$M"/secret | grep -c '^cow ')" 0 "secrets flagged"
 	check_eq "$(find "$M"/dst -samefile "$M"/secret/f1 | wc -l)" 0 "a secret in DST"
+}
+
+test_clone_refuses_a_dst_another_user_put_in_its_place() {
+	mkdir -p "$M"/src/private "$M"/pub
+	printf secret >"$M"/src/private/f
+	chmod 700 "$M"/src/private
+	chown 1000:1000 "$M"/pub
+	# The owner of DST's parent swaps DST for a directory of theirs
+	# between cowlink's mkdir and its open.
+	set +e
+	err=$(afterscall mkdirat 1 "mv $M/pub/dst $M/pub/old && mkdir -m 777 $M/pub/dst && chown 1000:1000 $M/pub/dst" \
+		cowlink clone "$M"/src "$M"/pub/dst 2>&1)
+	rc=$?
+	set -e
+	check_eq "$rc" 1 "exit status"
+	check_eq "$err" "cowlink: '$M/pub/dst' was replaced as it was made, not cloned into" "message"
+	check_eq "$(ls -A "$M"/pub/dst)" "" "nothing in their directory"
+	check_eq "$(nlink "$M"/src/private/f)" 1 "the private file not linked"
+}
+
+test_break_opens_only_the_inode_it_checked() {
+	cowlink set "$M"
+	mkdir -p "$M"/u/d "$M"/root/d
+	printf mine >"$M"/u/d/f
+	chown -R 1000:1000 "$M"/u
+	ln "$M"/u/d/f "$M"/u/g
+	printf root >"$M"/root/d/f
+	ln "$M"/root/d/f "$M"/root/g
+	chmod 700 "$M"/root
+	i=$(ino "$M"/root/d/f)
+	# The owner of u/ makes u/d a symlink into root's tree after
+	# cowlink's checks of u/d/f and before its open.
+	set +e
+	err=$(afterscall statfs 1 "mv $M/u/d $M/u/e && ln -s $M/root/d $M/u/d" \
+		cowlink break -v "$M"/u/d/f 2>&1)
+	rc=$?
+	set -e
+	check_eq "$rc" 1 "exit status"
+	check_eq "$err" "cowlink: cannot break '$M/u/d/f': replaced during the break, not broken" "message"
+	check_eq "$(ino "$M"/root/d/f)" "$i" "root's file kept its inode"
+	check_eq "$(nlink "$M"/root/g)" 2 "root's link not broken"
 }
 
 test_clone_makes_a_mount_point_empty_and_says_so() {

@@ -136,47 +136,83 @@ static enum walk_action flag_visit(struct walk_entry *e)
 }
 
 /*
- * The names set --from replays may come from anyone's tree, and may be
- * replayed by root: follow no symlink on the way to them, so that a
- * directory swapped for a symlink cannot send a flag outside the tree.
- * The file is first reached by O_PATH, which opens nothing, so that a
- * device or FIFO is turned away before any open() of it.
+ * Reach PATH and open nothing yet: O_PATH, so that a FIFO or device is
+ * turned away by its type before any open() of it.  A symlink as last
+ * component is never followed; with @nofollow none on the way either,
+ * for names root may be given from another user's tree, where a
+ * directory swapped for a symlink would send the change elsewhere.
+ * The fd, with its stat in @st, or -1 with errno (ELOOP for a symlink,
+ * ENOSYS for @nofollow before Linux 5.6).
  */
-static void from_set(const char *path, int cow)
+static int open_path(const char *path, int nofollow, struct stat *st)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
+	int pfd, err;
+
+	if (nofollow)
+		pfd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	else
+		pfd = open(path, how.flags);
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, st) < 0 || S_ISLNK(st->st_mode)) {
+		err = S_ISLNK(st->st_mode) ? ELOOP : errno;
+		close(pfd);
+		errno = err;
+		return -1;
+	}
+	return pfd;
+}
+
+/* Open what the O_PATH fd @pfd names, that inode and no other. */
+static int reopen(int pfd, int flags)
+{
 	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	return open(proc, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+}
+
+/* The error of open_path() in words. */
+static void open_path_error(const char *what, const char *path)
+{
+	if (errno == ELOOP) {
+		fprintf(stderr, "cowlink: %s '%s': a symlink on its path (set --from follows none)\n",
+			what, path);
+		failed = 1;
+	} else if (errno == ENOSYS) {
+		fprintf(stderr, "cowlink: %s '%s': needs openat2() (Linux 5.6 or later)\n",
+			what, path);
+		failed = 1;
+	} else {
+		warn_path(what, path);
+	}
+}
+
+/*
+ * The names set --from replays may come from anyone's tree, and may be
+ * replayed by root: follow no symlink on the way to them, so that a
+ * directory swapped for a symlink cannot send a flag outside the tree.
+ */
+static void from_set(const char *path, int cow)
+{
 	struct stat st;
 	int pfd, fd;
 
-	pfd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (pfd < 0 && errno == ENOSYS) {	/* before Linux 5.6 */
-		if (cowlink_set(path, cow) < 0)
-			warn_path("cannot set flag on", path);
-		return;
-	}
+	pfd = open_path(path, 1, &st);
 	if (pfd < 0) {
-		if (errno == ELOOP) {
-			fprintf(stderr, "cowlink: cannot set flag on '%s': a symlink on its path (set --from follows none)\n",
-				path);
-			failed = 1;
-		} else {
-			warn_path("cannot set flag on", path);
-		}
+		open_path_error("cannot set flag on", path);
 		return;
 	}
 	fd = -1;
-	if (fstat(pfd, &st) < 0) {
-		warn_path("cannot set flag on", path);
-	} else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
 		errno = EINVAL;
 		warn_path("cannot set flag on", path);
 	} else {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-		fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		fd = reopen(pfd, O_RDONLY);
 		if (fd < 0 || cowlink_fset(fd, cow) < 0)
 			warn_path("cannot set flag on", path);
 	}
@@ -504,7 +540,8 @@ static void clone_other(struct walk_entry *e, int pfd, const char *name)
 		warn_path("cannot set owner of", dst_path(e));
 	copy_xattrs(&xs, &xd);
 	if ((!S_ISLNK(e->st.st_mode) &&
-	     fchmodat(pfd, name, e->st.st_mode & 07777, 0) < 0) ||
+	     fchmodat(pfd, name, e->st.st_mode & 07777,
+		      AT_SYMLINK_NOFOLLOW) < 0) ||
 	    utimensat(pfd, name, times, AT_SYMLINK_NOFOLLOW) < 0)
 		warn_path("cannot set mode or times of", dst_path(e));
 }
@@ -565,8 +602,21 @@ static enum walk_action clone_dir(struct walk_entry *e, int pfd,
 		warn_path("cannot open directory", dst_path(e));
 		return e->level ? WALK_SKIP : WALK_STOP;
 	}
+	/*
+	 * DST's parent may be writable by others, who could have put their
+	 * own directory in the place of the one just made: clone only into
+	 * ours, still closed to them.
+	 */
 	if (!e->level) {
 		dst_made = fstat(fd, &dst_top) == 0;
+		if (!dst_made || dst_top.st_uid != (uid_t)euid ||
+		    (dst_top.st_mode & 077) || dst_top.st_nlink != 2) {
+			fprintf(stderr, "cowlink: '%s' was replaced as it was made, not cloned into\n",
+				clone_dst);
+			failed = 1;
+			close(fd);
+			return WALK_STOP;
+		}
 	}
 	/* Before the entries: link() into it needs the flag. */
 	if (cowlink_fset(fd, 1) < 0)
@@ -873,7 +923,7 @@ static int break_is_cow(const char *path)
 static void break_one(const char *path)
 {
 	struct stat before, after;
-	int fd, cow;
+	int pfd, fd, cow;
 
 	if (lstat(path, &before) < 0) {
 		warn_path("cannot break", path);
@@ -905,7 +955,23 @@ static void break_one(const char *path)
 		break_error(path, "not a cow link (COW flag not set)");
 		return;
 	}
-	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	/*
+	 * By O_PATH first, and only the inode lstat() saw: root may be
+	 * breaking a name in another user's tree, who must not turn this
+	 * O_RDWR open to another file, a FIFO or a device meanwhile.
+	 */
+	pfd = open_path(path, 0, &after);
+	if (pfd < 0) {
+		warn_path("cannot break", path);
+		return;
+	}
+	if (!walk_same(&after, &before)) {
+		close(pfd);
+		break_error(path, "replaced during the break, not broken");
+		return;
+	}
+	fd = reopen(pfd, O_RDWR);
+	close(pfd);
 	if (fd < 0 || fstat(fd, &after) < 0) {
 		warn_path("cannot break", path);
 		if (fd >= 0)
@@ -913,7 +979,11 @@ static void break_one(const char *path)
 		return;
 	}
 	close(fd);
-	if (after.st_ino != before.st_ino) {
+	/* A copy has one name: anything else was put there meanwhile. */
+	if (after.st_ino != before.st_ino &&
+	    (after.st_dev != before.st_dev || after.st_nlink != 1)) {
+		break_error(path, "replaced during the break, not broken");
+	} else if (after.st_ino != before.st_ino) {
 		if (args.verbose)
 			printf("%s: inode %lu -> %lu\n", path,
 			       (unsigned long)before.st_ino,
