@@ -25,6 +25,40 @@ test_lower_changes_show_through_mount() {
 	check_try ENOENT open $M/renamed r
 }
 
+# Negative dentries are kept while the negative lower dentry they were
+# found by stays negative: each way a name can appear in the lower dir
+# behind the mount's back must still show at once.
+test_names_missing_then_made_in_the_lower_dir_show_through_mount() {
+	mkdir $M/d
+	echo x >$L/src
+	for n in ren lnk sym dir fifo; do
+		check_try ENOENT open $M/d/$n r
+		check_try ENOENT open $M/d/$n r
+	done
+	mv $L/src $L/d/ren
+	ln $L/d/ren $L/d/lnk
+	ln -s ren $L/d/sym
+	mkdir $L/d/dir
+	mkfifo $L/d/fifo
+	check_eq "$(content $M/d/ren)" x "renamed onto a missing name"
+	check_eq "$(ino $M/d/lnk)" "$(ino $L/d/ren)" "linked onto a missing name"
+	check_eq "$(content $M/d/sym)" x "symlink made at a missing name"
+	check_eq "$(stat -c %F $M/d/dir)" directory "mkdir at a missing name"
+	check_eq "$(stat -c %F $M/d/fifo)" fifo "mkfifo at a missing name"
+	# the lower directory itself replaced under a cached missing name
+	check_try ENOENT open $M/d/dir/x r
+	rmdir $L/d/dir
+	mkdir $L/d/dir
+	echo y >$L/d/dir/x
+	check_eq "$(content $M/d/dir/x)" y "in a lower dir made anew"
+	# made through the mount after a cached miss: the lower inode
+	check_try ENOENT open $M/d/new r
+	echo z >$M/d/new
+	check_eq "$(ino $M/d/new)" "$(ino $L/d/new)" "created after a miss"
+	rm $L/d/new
+	check_try ENOENT open $M/d/new r
+}
+
 test_mkdir_rmdir_readdir() {
 	mkdir $M/d
 	touch $M/d/a $M/d/b

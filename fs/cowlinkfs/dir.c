@@ -62,10 +62,34 @@ static int cowlinkfs_same_name_rcu(struct dentry *lower, struct dentry *dentry)
 }
 
 /*
+ * A negative dentry keeps the negative lower dentry its lookup found, in
+ * d_fsdata, and stays valid while that one does: still negative (a create
+ * in the lower directory instantiates it), still hashed (a rename over it
+ * unhashes it) and still in the lower directory of our parent.  A name that
+ * does not exist is then looked up once, not once per system call: cp and
+ * tar stat a name before they create it.  A negative dentry without one
+ * (left by an unlink) is not kept.
+ */
+static int cowlinkfs_revalidate_negative(struct dentry *dentry,
+					 unsigned int flags)
+{
+	struct dentry *lower = READ_ONCE(dentry->d_fsdata);
+	struct inode *pinode;
+
+	if (!lower)
+		return 0;
+	pinode = d_inode_rcu(READ_ONCE(dentry->d_parent));
+	if (!pinode)
+		return flags & LOOKUP_RCU ? -ECHILD : 0;
+	return d_is_negative(lower) && !d_unhashed(lower) &&
+	       READ_ONCE(lower->d_parent) == cowlinkfs_lower_peek(pinode);
+}
+
+/*
  * Lower directories can change behind our back, and such changes must show
  * through the mount.  Positive dentries stay valid while their lower dentry
  * still sits at the same name in the lower directory of our parent;
- * negative dentries are not kept at all (see cowlinkfs_d_delete()).
+ * negative ones while their lower dentry is still negative.
  *
  * The lower dentries are peeked at without a reference, also in ref-walk:
  * a racing break may drop the old one, which RCU keeps until we are done.
@@ -79,7 +103,7 @@ static int cowlinkfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	rcu_read_lock();
 	inode = d_inode_rcu(dentry);
 	if (!inode) {
-		ret = 0;
+		ret = cowlinkfs_revalidate_negative(dentry, flags);
 		goto out;
 	}
 	lower = cowlinkfs_lower_peek(inode);
@@ -113,14 +137,21 @@ out:
 	return ret;
 }
 
+/* Negative dentries without a lower one to check them by are not kept. */
 static int cowlinkfs_d_delete(const struct dentry *dentry)
 {
-	return d_really_is_negative(dentry);
+	return d_really_is_negative(dentry) && !dentry->d_fsdata;
+}
+
+static void cowlinkfs_d_release(struct dentry *dentry)
+{
+	dput(dentry->d_fsdata);
 }
 
 const struct dentry_operations cowlinkfs_dops = {
 	.d_revalidate	= cowlinkfs_d_revalidate,
 	.d_delete	= cowlinkfs_d_delete,
+	.d_release	= cowlinkfs_d_release,
 };
 
 static struct dentry *cowlinkfs_lookup(struct inode *dir, struct dentry *dentry,
@@ -139,7 +170,7 @@ static struct dentry *cowlinkfs_lookup(struct inode *dir, struct dentry *dentry,
 	if (IS_ERR(lower))
 		return ERR_CAST(lower);
 	if (d_is_negative(lower))
-		dput(lower);
+		dentry->d_fsdata = lower;	/* see cowlinkfs_revalidate_negative() */
 	else
 		inode = cowlinkfs_get_inode(dir->i_sb, lower);
 	return d_splice_alias(inode, dentry);
@@ -183,6 +214,7 @@ static void cowlinkfs_unlock(struct inode *dir, struct dentry *lower)
 static int cowlinkfs_instantiate(struct inode *dir, struct dentry *dentry,
 				 struct dentry *lower)
 {
+	struct dentry *negative;
 	struct inode *inode;
 
 	/* Some filesystems leave the dentry unhashed after mkdir. */
@@ -202,6 +234,10 @@ static int cowlinkfs_instantiate(struct inode *dir, struct dentry *dentry,
 	if (IS_ERR(inode))
 		return PTR_ERR(inode);
 	d_instantiate(dentry, inode);
+	/* Only now: never a negative dentry without its lower one. */
+	negative = dentry->d_fsdata;
+	WRITE_ONCE(dentry->d_fsdata, NULL);
+	dput(negative);
 	return 0;
 }
 
