@@ -210,6 +210,7 @@ meta() {
 	must mkdir "$W/m" || return 0
 	t meta-create 0 "$BENCH_META" "" metaops create "$W/m" "$BENCH_META"
 	t meta-stat 0 "$BENCH_META" "" metaops stat "$W/m" "$BENCH_META"
+	t meta-miss 0 "$BENCH_META" "stat missing names, twice" metaops miss "$W/m" "$BENCH_META"
 	t meta-unlink 0 "$BENCH_META" "" metaops unlink "$W/m" "$BENCH_META"
 	tar=/bsrc/tree-$BENCH_FILES.tar
 	t meta-untar "$(stat -c %s $tar)" "$BENCH_FILES" "" tar -xf $tar -C "$W/m"

@@ -6,6 +6,8 @@
  *   metaops create DIR N   create DIR/f0 .. DIR/f(N-1), empty
  *   metaops stat DIR N     stat each of them
  *   metaops unlink DIR N   unlink each of them
+ *   metaops miss DIR N     stat DIR/g0 .. DIR/g(N-1), which must not exist,
+ *                          twice over, as a build searches an include path
  *
  * Stops at the first failure with its errno.
  */
@@ -30,6 +32,11 @@ static int op(const char *what, const char *path)
 		return stat(path, &st);
 	if (!strcmp(what, "unlink"))
 		return unlink(path);
+	if (!strcmp(what, "miss")) {
+		if (!stat(path, &st))
+			errno = EEXIST;
+		return errno == ENOENT ? 0 : -1;
+	}
 	errno = EINVAL;
 	return -1;
 }
@@ -37,17 +44,22 @@ static int op(const char *what, const char *path)
 int main(int argc, char **argv)
 {
 	char path[4096];
-	long i, n;
+	long i, n, pass, passes;
 
 	if (argc != 4 || (n = atol(argv[3])) <= 0) {
-		fprintf(stderr, "usage: metaops create|stat|unlink DIR N\n");
+		fprintf(stderr, "usage: metaops create|stat|unlink|miss DIR N\n");
 		return 2;
 	}
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/f%ld", argv[2], i);
-		if (op(argv[1], path)) {
-			fprintf(stderr, "metaops: %s %s: %s\n", argv[1], path, strerror(errno));
-			return 1;
+	passes = strcmp(argv[1], "miss") ? 1 : 2;
+	for (pass = 0; pass < passes; pass++) {
+		for (i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s/%c%ld", argv[2],
+				 passes == 2 ? 'g' : 'f', i);
+			if (op(argv[1], path)) {
+				fprintf(stderr, "metaops: %s %s: %s\n", argv[1],
+					path, strerror(errno));
+				return 1;
+			}
 		}
 	}
 	return 0;
