@@ -59,6 +59,25 @@ test_names_missing_then_made_in_the_lower_dir_show_through_mount() {
 	check_try ENOENT open $M/d/new r
 }
 
+# A lower fs whose dentries go stale behind the dcache cannot be stacked
+# on: FUSE (mergerfs here), whose root alone has no ->d_revalidate().
+# only on: ext4
+test_fuse_lower_is_refused_at_mount() {
+	umount $M
+	mkdir -p $L/branch /tmp/fuse
+	mergerfs -o cache.files=off $L/branch /tmp/fuse
+	dmesg -C
+	set +e
+	mount -t cowlinkfs /tmp/fuse $M 2>/dev/null
+	rc=$?
+	set -e
+	[ "$rc" != 0 ] || umount $M
+	umount /tmp/fuse
+	check_eq "$rc" 32 "mount exit status"
+	check_eq "$(dmesg | grep -c 'fuse: remote and FUSE filesystems are not supported')" 1 "message"
+	mount_clfs
+}
+
 test_mkdir_rmdir_readdir() {
 	mkdir $M/d
 	touch $M/d/a $M/d/b

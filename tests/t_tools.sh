@@ -428,27 +428,48 @@ test_clone_refuses_a_dst_another_user_put_in_its_place() {
 	check_eq "$(nlink "$M"/src/private/f)" 1 "the private file not linked"
 }
 
-test_break_opens_only_the_inode_it_checked() {
+test_break_breaks_the_name_it_checked_not_one_swapped_in() {
 	cowlink set "$M"
 	mkdir -p "$M"/u/d "$M"/root/d
 	printf mine >"$M"/u/d/f
 	chown -R 1000:1000 "$M"/u
 	ln "$M"/u/d/f "$M"/u/g
-	printf root >"$M"/root/d/f
-	ln "$M"/root/d/f "$M"/root/g
+	# root holds a name of the same inode, as a clone by root makes
+	ln "$M"/u/d/f "$M"/root/d/f
 	chmod 700 "$M"/root
 	i=$(ino "$M"/root/d/f)
 	# The owner of u/ makes u/d a symlink into root's tree after
-	# cowlink's checks of u/d/f and before its open.
+	# cowlink's lstat of u/d/f and before its open.
 	set +e
-	err=$(afterscall statfs 1 "mv $M/u/d $M/u/e && ln -s $M/root/d $M/u/d" \
-		cowlink break -v "$M"/u/d/f 2>&1)
+	err=$(afterscall newfstatat 1 "mv $M/u/d $M/u/e && ln -s $M/root/d $M/u/d" \
+		cowlink break "$M"/u/d/f 2>&1)
+	rc=$?
+	set -e
+	check_eq "$rc" 0 "exit status"
+	check_eq "$err" "" "messages"
+	check_eq "$(ino "$M"/root/d/f)" "$i" "root's name kept its inode"
+	check_eq "$(nlink "$M"/root/d/f)" 2 "root's name still shared with u/g"
+	check_ne "$(ino "$M"/u/e/f)" "$i" "the name checked broken"
+	check_eq "$(content "$M"/u/e/f)" mine "its bytes"
+}
+
+test_break_never_opens_a_fifo_swapped_in() {
+	cowlink set "$M"
+	mkdir -p "$M"/u
+	printf mine >"$M"/u/f
+	ln "$M"/u/f "$M"/u/g
+	rm -f /tmp/fiforc
+	# A reader blocked on the FIFO is let go by any open for writing.
+	set +e
+	err=$(afterscall newfstatat 1 "mv $M/u/f $M/u/f.old && mkfifo $M/u/f && { (timeout 5 cat $M/u/f >/dev/null; echo \$? >/tmp/fiforc) >/dev/null 2>&1 & sleep 1; }" \
+		cowlink break "$M"/u/f 2>&1)
 	rc=$?
 	set -e
 	check_eq "$rc" 1 "exit status"
-	check_eq "$err" "cowlink: cannot break '$M/u/d/f': replaced during the break, not broken" "message"
-	check_eq "$(ino "$M"/root/d/f)" "$i" "root's file kept its inode"
-	check_eq "$(nlink "$M"/root/g)" 2 "root's link not broken"
+	check_eq "$err" "cowlink: cannot break '$M/u/f': replaced during the break, not broken" "message"
+	check_eq "$(nlink "$M"/u/g)" 2 "nothing broken"
+	sleep 5
+	check_eq "$(cat /tmp/fiforc)" 124 "the FIFO's reader still blocked: never opened"
 }
 
 test_clone_makes_a_mount_point_empty_and_says_so() {

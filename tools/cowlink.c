@@ -21,12 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/openat2.h>
+#include "cowlinkfs.h"
 #include "libcowlink.h"
 #include "cowlink.h"
 #include "mountid.h"
@@ -136,15 +138,14 @@ static enum walk_action flag_visit(struct walk_entry *e)
 }
 
 /*
- * Reach PATH and open nothing yet: O_PATH, so that a FIFO or device is
- * turned away by its type before any open() of it.  A symlink as last
- * component is never followed; with @nofollow none on the way either,
- * for names root may be given from another user's tree, where a
- * directory swapped for a symlink would send the change elsewhere.
- * The fd, with its stat in @st, or -1 with errno (ELOOP for a symlink,
- * ENOSYS for @nofollow before Linux 5.6).
+ * Reach PATH following no symlink, not even as its last component, and
+ * open nothing yet: O_PATH, so that a FIFO or device is turned away by
+ * its type before any open() of it.  For names root may be given from
+ * another user's tree, where a directory swapped for a symlink would
+ * send the change elsewhere.  The fd, with its stat in @st, or -1 with
+ * errno (ELOOP for a symlink, ENOSYS before Linux 5.6).
  */
-static int open_path(const char *path, int nofollow, struct stat *st)
+static int open_path(const char *path, struct stat *st)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
@@ -152,10 +153,7 @@ static int open_path(const char *path, int nofollow, struct stat *st)
 	};
 	int pfd, err;
 
-	if (nofollow)
-		pfd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	else
-		pfd = open(path, how.flags);
+	pfd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 	if (pfd < 0)
 		return -1;
 	if (fstat(pfd, st) < 0 || S_ISLNK(st->st_mode)) {
@@ -202,7 +200,7 @@ static void from_set(const char *path, int cow)
 	struct stat st;
 	int pfd, fd;
 
-	pfd = open_path(path, 1, &st);
+	pfd = open_path(path, &st);
 	if (pfd < 0) {
 		open_path_error("cannot set flag on", path);
 		return;
@@ -610,7 +608,7 @@ static enum walk_action clone_dir(struct walk_entry *e, int pfd,
 	if (!e->level) {
 		dst_made = fstat(fd, &dst_top) == 0;
 		if (!dst_made || dst_top.st_uid != (uid_t)euid ||
-		    (dst_top.st_mode & 077) || dst_top.st_nlink != 2) {
+		    (dst_top.st_mode & 077)) {
 			fprintf(stderr, "cowlink: '%s' was replaced as it was made, not cloned into\n",
 				clone_dst);
 			failed = 1;
@@ -904,16 +902,89 @@ static void break_error(const char *path, const char *why)
 }
 
 /*
- * Is a write through PATH copy-on-write: the flag, or a cow=all mount?
+ * A name to break, reached once: its directory by path (following
+ * symlinks, as any tool given a path does), then the name by that
+ * directory's fd, and the file by an O_PATH fd of the inode checked.
+ * Another user who swaps a directory on the path meanwhile changes
+ * nothing: the directory is already open.
+ */
+struct break_name {
+	const char *path;	/* as given, for messages */
+	int dfd;		/* its directory */
+	const char *base;	/* its name there */
+	int pfd;		/* O_PATH fd of the file checked */
+	struct stat st;		/* what was checked */
+};
+
+/*
+ * Open the file @b names with @flags, through /proc/self/fd: that inode
+ * and no other.  Without /proc (a bare chroot) there is no such open, and
+ * one by name would break or open whatever was swapped in: -1 with ENOSYS.
+ */
+static int break_open(const struct break_name *b, int flags)
+{
+	int fd = reopen(b->pfd, flags);
+
+	if (fd < 0 && errno == ENOENT && access("/proc/self/fd", F_OK) < 0)
+		errno = ENOSYS;
+	return fd;
+}
+
+/* What a failed open, or other system call, of the break tells the user. */
+static void break_fail(const char *path)
+{
+	if (errno == ENOSYS)
+		break_error(path, "/proc is not mounted, which opening only the file checked needs");
+	else
+		warn_path("cannot break", path);
+}
+
+/*
+ * Is a write through @b copy-on-write: the flag, or a cow=all mount?
  * 1, 0, or -1 with errno.
  */
-static int break_is_cow(const char *path)
+static int break_is_cow(const struct break_name *b)
 {
-	int cow = cowlink_get(path);
+	char proc[64];
+	int fd, cow;
 
+	fd = break_open(b, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	cow = cowlink_fget(fd);
+	close(fd);
 	if (cow != 0)
 		return cow;
-	return cowlink_mount_cow_all(path);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", b->pfd);
+	return cowlink_mount_cow_all(proc);
+}
+
+/* Reach @path as struct break_name says: 0, or -1 with errno. */
+static int break_reach(struct break_name *b, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+
+	b->path = path;
+	b->pfd = -1;
+	b->dfd = AT_FDCWD;
+	b->base = path;
+	if (slash && slash[1]) {
+		dir = slash == path ? xstrdup("/") : strndup(path, slash - path);
+		if (!dir)
+			return -1;
+		b->dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		free(dir);
+		if (b->dfd < 0)
+			return -1;
+		b->base = slash + 1;
+	}
+	if (fstatat(b->dfd, b->base, &b->st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (!S_ISREG(b->st.st_mode))
+		return 0;
+	b->pfd = openat(b->dfd, b->base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return b->pfd < 0 ? -1 : 0;
 }
 
 /*
@@ -922,74 +993,61 @@ static int break_is_cow(const char *path)
  */
 static void break_one(const char *path)
 {
-	struct stat before, after;
-	int pfd, fd, cow;
+	struct break_name b;
+	struct statfs sfs;
+	struct stat after;
+	int fd, cow;
 
-	if (lstat(path, &before) < 0) {
+	if (break_reach(&b, path) < 0) {
 		warn_path("cannot break", path);
-		return;
+		goto out;
 	}
-	if (!S_ISREG(before.st_mode)) {
+	if (!S_ISREG(b.st.st_mode)) {
 		break_error(path, "not a regular file");
-		return;
+		goto out;
 	}
-	cow = cowlink_is_cowlinkfs(path);
-	if (cow <= 0) {
-		if (cow < 0)
-			warn_path("cannot break", path);
-		else
-			break_error(path, "not on a cowlinkfs mount");
-		return;
+	/* Only the inode fstatat() saw, never one swapped in since. */
+	if (fstat(b.pfd, &after) < 0 || !walk_same(&after, &b.st)) {
+		break_error(path, "replaced during the break, not broken");
+		goto out;
 	}
-	if (before.st_nlink < 2) {
+	if (fstatfs(b.pfd, &sfs) < 0) {
+		warn_path("cannot break", path);
+		goto out;
+	}
+	if (sfs.f_type != COWLINKFS_SUPER_MAGIC) {
+		break_error(path, "not on a cowlinkfs mount");
+		goto out;
+	}
+	if (b.st.st_nlink < 2) {
 		fprintf(stderr, "cowlink: '%s': single link, nothing to break\n",
 			path);
-		return;
+		goto out;
 	}
-	cow = break_is_cow(path);
+	cow = break_is_cow(&b);
 	if (cow < 0 && errno != ENOENT) {
-		warn_path("cannot break", path);
-		return;
+		break_fail(path);
+		goto out;
 	}
 	if (cow == 0) {
 		break_error(path, "not a cow link (COW flag not set)");
-		return;
+		goto out;
 	}
-	/*
-	 * By O_PATH first, and only the inode lstat() saw: root may be
-	 * breaking a name in another user's tree, who must not turn this
-	 * O_RDWR open to another file, a FIFO or a device meanwhile.
-	 */
-	pfd = open_path(path, 0, &after);
-	if (pfd < 0) {
-		warn_path("cannot break", path);
-		return;
-	}
-	if (!walk_same(&after, &before)) {
-		close(pfd);
-		break_error(path, "replaced during the break, not broken");
-		return;
-	}
-	fd = reopen(pfd, O_RDWR);
-	close(pfd);
+	fd = break_open(&b, O_RDWR);
 	if (fd < 0 || fstat(fd, &after) < 0) {
-		warn_path("cannot break", path);
+		break_fail(path);
 		if (fd >= 0)
 			close(fd);
-		return;
+		goto out;
 	}
 	close(fd);
-	/* A copy has one name: anything else was put there meanwhile. */
-	if (after.st_ino != before.st_ino &&
-	    (after.st_dev != before.st_dev || after.st_nlink != 1)) {
-		break_error(path, "replaced during the break, not broken");
-	} else if (after.st_ino != before.st_ino) {
+	if (after.st_ino != b.st.st_ino) {
 		if (args.verbose)
 			printf("%s: inode %lu -> %lu\n", path,
-			       (unsigned long)before.st_ino,
+			       (unsigned long)b.st.st_ino,
 			       (unsigned long)after.st_ino);
 	} else if (after.st_nlink < 2) {
-		/* Its other names went away since the lstat(). */
+		/* Its other names went away since the fstatat(). */
 		fprintf(stderr, "cowlink: '%s': single link, nothing to break\n",
 			path);
 	} else {
@@ -997,6 +1055,11 @@ static void break_one(const char *path)
 		break_error(path, cow < 0 ? "not a cow link (COW flag not set)" :
 			    "link not broken");
 	}
+out:
+	if (b.pfd >= 0)
+		close(b.pfd);
+	if (b.dfd >= 0)
+		close(b.dfd);
 }
 
 static int cmd_break(int argc, char **argv)

@@ -61,14 +61,25 @@ static int cowlinkfs_same_name_rcu(struct dentry *lower, struct dentry *dentry)
 	return !memcmp(lname, name, len);
 }
 
+static bool cowlinkfs_keep_negative(struct dentry *lower)
+{
+	/*
+	 * Only where the lower fs keeps its negative dentries as long as we
+	 * would: one it revalidates (FUSE's time out, fscrypt's no-key
+	 * names) is looked up again each time, as before.
+	 */
+	return !(lower->d_flags & (DCACHE_OP_REVALIDATE |
+				   DCACHE_OP_WEAK_REVALIDATE));
+}
+
 /*
  * A negative dentry keeps the negative lower dentry its lookup found, in
  * d_fsdata, and stays valid while that one does: still negative (a create
  * in the lower directory instantiates it), still hashed (a rename over it
  * unhashes it) and still in the lower directory of our parent.  A name that
- * does not exist is then looked up once, not once per system call: cp and
- * tar stat a name before they create it.  A negative dentry without one
- * (left by an unlink) is not kept.
+ * does not exist is then looked up once, not once per system call, as a
+ * build searching an include path asks again and again.  A negative dentry
+ * without one (left by an unlink) is not kept.
  */
 static int cowlinkfs_revalidate_negative(struct dentry *dentry,
 					 unsigned int flags)
@@ -169,8 +180,10 @@ static struct dentry *cowlinkfs_lookup(struct inode *dir, struct dentry *dentry,
 					dentry->d_name.len);
 	if (IS_ERR(lower))
 		return ERR_CAST(lower);
-	if (d_is_negative(lower))
+	if (d_is_negative(lower) && cowlinkfs_keep_negative(lower))
 		dentry->d_fsdata = lower;	/* see cowlinkfs_revalidate_negative() */
+	else if (d_is_negative(lower))
+		dput(lower);
 	else
 		inode = cowlinkfs_get_inode(dir->i_sb, lower);
 	return d_splice_alias(inode, dentry);

@@ -173,9 +173,17 @@ static int cowlinkfs_check_lower(struct fs_context *fc, const struct path *p)
 	if (!dir->i_op->link || !(dir->i_opflags & IOP_XATTR))
 		return invalfc(fc, "%s: no hard links or xattrs, cannot stack",
 			       lsb->s_type->name);
-	if (p->dentry->d_flags & (DCACHE_OP_REVALIDATE |
-				  DCACHE_OP_WEAK_REVALIDATE))
-		return invalfc(fc, "%s: remote filesystems are not supported",
+	/*
+	 * Nor one whose dentries can go stale behind the dcache (network
+	 * filesystems, FUSE): ours are valid while the lower ones are
+	 * hashed and in place.  FUSE gives its root no ->d_revalidate(),
+	 * but every other dentry of its superblock one.
+	 */
+	if ((p->dentry->d_flags & (DCACHE_OP_REVALIDATE |
+				   DCACHE_OP_WEAK_REVALIDATE)) ||
+	    (lsb->s_d_op && (lsb->s_d_op->d_revalidate ||
+			     lsb->s_d_op->d_weak_revalidate)))
+		return invalfc(fc, "%s: remote and FUSE filesystems are not supported",
 			       lsb->s_type->name);
 	return 0;
 }

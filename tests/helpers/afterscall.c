@@ -9,7 +9,7 @@
  *
  *   afterscall SYSCALL N HOOK PROG [ARG]...
  *
- * SYSCALL is one of mkdirat, openat, statfs.
+ * SYSCALL is one of mkdirat, newfstatat, openat, statfs.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -26,6 +26,7 @@ static const struct {
 	long nr;
 } calls[] = {
 	{ "mkdirat", __NR_mkdirat },
+	{ "newfstatat", __NR_newfstatat },	/* lstat, and fstat */
 	{ "openat", __NR_openat },
 	{ "statfs", __NR_statfs },
 };
@@ -48,7 +49,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	if (argc < 5 || (nr = call_nr(argv[1])) < 0 || (n = atoi(argv[2])) < 1) {
-		fprintf(stderr, "usage: afterscall mkdirat|openat|statfs N HOOK PROG [ARG]...\n");
+		fprintf(stderr, "usage: afterscall mkdirat|newfstatat|openat|statfs N HOOK PROG [ARG]...\n");
 		return 2;
 	}
 	pid = fork();
