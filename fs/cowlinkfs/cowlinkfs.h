@@ -52,6 +52,20 @@ enum {
 	CLI_BREAKING,		/* a link break is under way, under break_mutex */
 };
 
+/*
+ * Lock order, outermost first, as a break (copy.c) or a flag change
+ * (cow.c) takes them:
+ *
+ *   our sb_writers (mnt_want_write_file(), or the VFS before a setattr)
+ *     our i_rwsem (taken by the VFS for setattr, xattrs, rename, ...)
+ *       the lower mount's sb_writers (mnt_want_write(lower_mnt))
+ *         cowlinkfs_inode.break_mutex
+ *           lower i_rwsem: the work directory (I_MUTEX_PARENT), the
+ *           copy made in it, then lock_rename() of the work directory
+ *           and the name's lower parent, in the lower fs's own order
+ *             cowlinkfs_inode.lock (a spinlock, for @lower alone)
+ */
+
 /**
  * struct cowlinkfs_inode - a cowlinkfs inode
  * @lower: the lower dentry this inode stands for, under @lock
