@@ -9,7 +9,7 @@
 #   make soak      the random testers for SOAK seconds per lower (default 600;
 #                  SOAK_FS="ext4 xfs" picks lowers, KERNEL=debug the kernel)
 #   make bench     cowlinkfs side by side with the bare lower fs, overlayfs,
-#                  mergerfs and cowdancer (knobs: BENCH_* in tests/run-bench.sh)
+#                  mergerfs and cowdancer (knobs: BENCH_* in tests/host/run-bench.sh)
 #   make profile   where a metadata operation spends its time: the function
 #                  profiler during the tree workloads, bare and through us
 #   make demo      boot the guest and show cowlinkfs at work
@@ -34,7 +34,7 @@
 #                                    DKMS build, modprobe, fstab mount, cowlink
 
 SHELL := /bin/bash
-export ARCH ONLY LOWERS KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
+export ARCH ONLY LOWERS TEST_TIMEOUT KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
 	BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES BENCH_DISK BENCH_CONFIGS \
 	BENCH_WORKLOADS
 # The guest's compiler (guest/lib.sh sets CROSS_COMPILE empty for x86_64).
@@ -47,7 +47,7 @@ VERSION := $(shell cat VERSION)
 DKMS_SRC := /usr/src/cowlinkfs-$(VERSION)
 # The module's source files, as DKMS and the Debian package ship them.
 MODULE_FILES := $(filter-out %.mod.c,$(wildcard fs/cowlinkfs/*.[ch])) \
-	fs/cowlinkfs/Makefile fs/cowlinkfs/Kconfig fs/cowlinkfs/uapi/cowlinkfs.h
+	fs/cowlinkfs/Makefile fs/cowlinkfs/Kconfig fs/cowlinkfs/uapi/linux/cowlinkfs.h
 
 HELPERS := $(patsubst tests/helpers/%.c,%,$(wildcard tests/helpers/*.c))
 
@@ -55,16 +55,16 @@ HELPERS := $(patsubst tests/helpers/%.c,%,$(wildcard tests/helpers/*.c))
 	deb installcheck check unit cross clean
 
 test:
-	bash tests/run.sh
+	bash tests/host/run.sh
 
 soak:
-	bash tests/run-soak.sh
+	bash tests/host/run-soak.sh
 
 bench:
-	bash tests/run-bench.sh
+	bash tests/host/run-bench.sh
 
 profile:
-	bash tests/run-bench.sh profile
+	bash tests/host/run-bench.sh profile
 
 demo:
 	bash guest/pipeline.sh demo
@@ -86,7 +86,7 @@ install:
 	$(MAKE) -C tools install
 
 dkms-source:
-	install -d $(DESTDIR)$(DKMS_SRC)/uapi
+	install -d $(DESTDIR)$(DKMS_SRC)/uapi/linux
 	for f in $(MODULE_FILES); do \
 		install -m 644 $$f $(DESTDIR)$(DKMS_SRC)/$${f#fs/cowlinkfs/} || exit 1; \
 	done
@@ -98,7 +98,7 @@ deb:
 
 installcheck:
 	bash guest/pipeline.sh install
-	bash tests/report.sh install
+	bash tests/host/report.sh install
 
 check:
 	bash guest/check.sh

@@ -36,6 +36,7 @@ append="console=$CONSOLE root=/dev/vda rw init=/sbin/cowlinkfs-init panic=-1 log
 mem=2048
 [ "$KERNEL" != debug ] || mem=4096
 accel=TCG
+# shellcheck disable=SC2054 # commas separate QEMU suboptions
 if [ "$ARCH" = arm64 ]; then
 	qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on)
 elif kvm_usable; then
@@ -66,12 +67,14 @@ timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$log" 
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" = 124 ] && echo "boot: guest timed out after $timeout s" >&2
-# What the guest left on the tests disk: results/tap, results/dmesg.
+# What the guest left on the tests disk: results/tap, results/dmesg, ...
 out=$COWLINKFS_LOGS/results-$mode$ARCH_SUFFIX
 rm -rf "$out"
 mkdir -p "$out"
 for f in tap dmesg bench.csv profile.txt; do
 	debugfs -R "dump /results/$f $out/$f" "$run/tests.img" >/dev/null 2>&1 || true
 done
+# and the whole log of each failed test
+debugfs -R "rdump /results/failed $out" "$run/tests.img" >/dev/null 2>&1 || true
 say "boot: guest stopped (qemu exit $rc)"
 exit "$rc"

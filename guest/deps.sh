@@ -18,7 +18,7 @@ libc6-dev-arm64-cross make libc6:arm64 rsync file"
 	pkgs="linux-source-6.1 gcc-aarch64-linux-gnu libc6-dev-arm64-cross make gcc
 bc bison flex libelf-dev libssl-dev cpio kmod xz-utils ccache sparse
 qemu-system-arm qemu-user-static binfmt-support debootstrap
-e2fsprogs xfsprogs man-db groff-base python3 gnuplot-nox"
+e2fsprogs xfsprogs man-db groff-base python3 gnuplot-nox shellcheck"
 	[ "$ARCH" != x86_64 ] || pkgs="$pkgs qemu-system-x86" ;;
 esac
 

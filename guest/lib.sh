@@ -109,7 +109,7 @@ rootfs_packages() {
 # x86_64 guest: named so).
 rootfs_img() {
 	echo "$COWLINKFS_CACHE/rootfs$ARCH_SUFFIX${1:+-$1}-$({ rootfs_packages "${1:-}"
-		cat "$COWLINKFS_TOP/guest/rootfs.sh" "$COWLINKFS_TOP/guest/init"; } |
+		cat "$COWLINKFS_TOP/guest/rootfs.sh" "$COWLINKFS_TOP/guest/inside/init"; } |
 		sha256sum | cut -c1-16).img"
 }
 

@@ -51,7 +51,7 @@ say "rootfs: configuring"
 chroot "$dir" useradd -m -u 1000 -s /bin/bash tester
 echo cowguest >"$dir/etc/hostname"
 rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
-install -m 755 "$COWLINKFS_TOP/guest/init" "$dir/sbin/cowlinkfs-init"
+install -m 755 "$COWLINKFS_TOP/guest/inside/init" "$dir/sbin/cowlinkfs-init"
 mkdir -p "$dir/t" "$dir/lower" "$dir/mnt"
 
 size=$(($(du -sm "$dir" | cut -f1) + 384))

@@ -52,6 +52,7 @@ cp -r "$COWLINKFS_TOP/fs" "$COWLINKFS_TOP/Documentation" "$COWLINKFS_TOP/tools" 
 echo "$mode" >"$stage/mode"
 [ -z "${ONLY:-}" ] || echo "$ONLY" >"$stage/only"
 [ -z "${LOWERS:-}" ] || echo "$LOWERS" >"$stage/lowers"
+[ -z "${TEST_TIMEOUT:-}" ] || echo "$TEST_TIMEOUT" >"$stage/timeout"
 [ "$mode" != soak ] || echo "$SOAK $SOAK_FS" >"$stage/soak"
 if [ "$mode" = bench ]; then
 	for v in BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES \

@@ -6,7 +6,7 @@
 # line per figure in results/bench.csv; one TAP line per lower, round and
 # configuration in results/tap, "not ok" on any failed step (a full disk
 # among them: it would make a copy look fast).  The host turns the CSV
-# into ratios (tests/bench-report.py).
+# into ratios (tests/host/bench-report.py).
 set -u
 T=/t
 R=$T/results
@@ -29,7 +29,7 @@ fi
 # make profile (BENCH_PROFILE set): the function profiler runs during each
 # timed step, on the functions that say where a metadata operation spends
 # its time (ours, the lower fs's, the VFS calls between them); each step's
-# counts and times go to results/profile.txt, which tests/bench-profile.py
+# counts and times go to results/profile.txt, which tests/host/bench-profile.py
 # sums up.  Its figures are not timings: the profiler slows every call.
 TR=/sys/kernel/debug/tracing
 if [ -n "$BENCH_PROFILE" ]; then

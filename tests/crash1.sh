@@ -2,9 +2,10 @@
 # Guest, first boot of the crash test: start breaking a large cow link on
 # each journalling lower fs, then cut the power (sysrq b) in the middle.
 set -eu
+. /t/tests/lower.sh
 for fs in ext3 xfs; do
 	mkdir -p /lower/$fs /mnt/$fs
-	mount "$(blkid -L cl-$fs)" /lower/$fs
+	mount_lower $fs
 	mkdir /lower/$fs/crash
 	mount -t cowlinkfs /lower/$fs/crash /mnt/$fs
 	try setcow /mnt/$fs 1 >/dev/null

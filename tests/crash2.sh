@@ -2,6 +2,7 @@
 # Guest, second boot of the crash test: every name holds the old bytes or
 # the complete new ones, link counts agree, no temp file is left over.
 R=/t/results
+. /t/tests/lower.sh
 n=0
 report() {
 	n=$((n + 1))
@@ -15,7 +16,7 @@ report() {
 : >$R/tap
 for fs in ext3 xfs; do
 	mkdir -p /lower/$fs /mnt/$fs
-	mount "$(blkid -L cl-$fs)" /lower/$fs
+	mount_lower $fs
 	[ $fs = ext3 ] && echo "# the first boot cut the power with $(cat /lower/ext3/crash-busy) of 6 breaks running" | tee -a $R/tap
 	mount -t cowlinkfs /lower/$fs/crash /mnt/$fs
 	for k in 1 2 3; do
@@ -53,7 +54,7 @@ for fs in ext3 xfs; do
 		report fail "$fs/crash/cow_flag_survives_reboot" "flag lost"
 	fi
 	left=$(ls -A /lower/$fs/crash/.cowlinkfs-work | wc -l)
-	if [ "$left" = 0 ] && [ "$(ls -A /mnt/$fs | grep -c cowlinkfs)" = 0 ]; then
+	if [ "$left" = 0 ] && [ -z "$(find /mnt/$fs -maxdepth 1 -name '*cowlinkfs*')" ]; then
 		report ok "$fs/crash/nothing_stray_after_mount"
 	else
 		report fail "$fs/crash/nothing_stray_after_mount" "$left entries in the work dir"

@@ -9,6 +9,7 @@ set -u
 T=/t
 R=$T/results
 LOG=$R/install.log
+. $T/tests/lower.sh
 n=0
 : >$R/tap
 : >$LOG
@@ -69,7 +70,7 @@ check filesystem_is_registered cowlinkfs \
 	"$(awk '$2 == "cowlinkfs" { print $2 }' /proc/filesystems)"
 
 mkdir -p /lower/ext4 /mnt/x
-step ext4_lower_mounts mount "$(blkid -L cl-ext4)" /lower/ext4
+step ext4_lower_mounts mount_lower ext4
 mkdir -p /lower/ext4/x
 echo "/lower/ext4/x /mnt/x cowlinkfs cow=all 0 0" >>/etc/fstab
 step fstab_line_mounts_with_mount_a mount -a

@@ -14,6 +14,7 @@ check_eq() {
 
 # The xattr namespace for plain xattr tests: tmpfs has no user.* xattrs
 # before Linux 6.6, so there the tests (which run as root) use trusted.*.
+# shellcheck disable=SC2034 # used by the t_*.sh files that source this
 if [ "${FS:-}" = tmpfs ]; then
 	XNS=trusted
 else

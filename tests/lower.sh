@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # Guest: mount_lower FS mounts the lower fs FS on /lower/FS: the disk
-# labelled cl-FS, or an empty tmpfs.  Sourced by guest-run.sh and
-# mount-all.sh.
+# labelled cl-FS, or an empty tmpfs.  Sourced by every guest script that
+# mounts a lower fs.
 
 mount_lower() {
 	if [ "$1" = tmpfs ]; then

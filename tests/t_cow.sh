@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # Copy-on-write links: the flag, its inheritance and link/rename rules, and
 # breaking a link with a real copy on every kind of modification.
-# fstypes: ext2 ext3 ext4 xfs xfsr tmpfs
+# lowers: ext2 ext3 ext4 xfs xfsr tmpfs
 
 # two names of one COW file: $M/a and $M/b, content "old"
 cow_pair() {
@@ -39,7 +39,7 @@ test_flag_get_set_and_needs_owner() {
 	check_try ENOTTY setcow $M/p 1
 }
 
-# only on: ext2 ext3 ext4 xfs xfsr
+# lowers: ext2 ext3 ext4 xfs xfsr
 test_flag_is_hidden_and_persists_across_remount() {
 	touch $M/f
 	check_try OK setcow $M/f 1
@@ -299,7 +299,7 @@ test_sparse_file_stays_sparse() {
 	check_eq "$(cmp -n $((5001 * 4096)) $M/s $M/t && echo same)" same "data up to the append"
 }
 
-# only on: xfsr
+# lowers: xfsr
 test_reflink_break_shares_extents_on_xfs_reflink() {
 	check_try OK setcow $M 1
 	dd if=/dev/urandom of=$M/a bs=1M count=8 2>/dev/null
@@ -371,7 +371,7 @@ test_copy_left_in_work_dir_by_a_crash_is_removed_at_mount() {
 	check_eq "$(content $M/a)" old "bytes"
 }
 
-# only on: ext2
+# lowers: ext2
 test_enospc_during_break_leaves_both_names() {
 	umount $M
 	mkdir -p /tmp/small

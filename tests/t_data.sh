@@ -6,7 +6,7 @@
 # mode, and compares every read, st_size and, every 16 operations, all of
 # the file and of every other name with a shadow copy.  Breaks copy files
 # with holes, unwritten extents and shared (cloned) extents here.
-# fstypes: ext2 ext3 ext4 xfs xfsr tmpfs
+# lowers: ext2 ext3 ext4 xfs xfsr tmpfs
 
 OPS=1000
 

@@ -1,11 +1,11 @@
 # shellcheck shell=sh
 # Injected faults: each step of a link break fails in turn (fail_function
-# on the functions copy.c marks with ALLOW_ERROR_INJECTION), and every
+# on the functions break.c marks with ALLOW_ERROR_INJECTION), and every
 # allocation a break makes fails in turn (fail-nth with failslab and
 # fail_page_alloc).  Whatever fails, the caller gets the step's errno,
 # the name keeps its old inode and bytes, the other name is untouched and
 # the work directory is empty.
-# fstypes: ext2 ext3 ext4 xfs xfsr tmpfs
+# lowers: ext2 ext3 ext4 xfs xfsr tmpfs
 
 DBG=/sys/kernel/debug
 FF=$DBG/fail_function

@@ -3,7 +3,7 @@
 # from the work directory and keeps what the lower fs demands (space,
 # quota, project id), flags and open modes hold through every name, and
 # the flag ioctl, listxattr and remount keep the VFS's rules.
-# fstypes: ext2 ext3 ext4 xfs xfsr tmpfs
+# lowers: ext2 ext3 ext4 xfs xfsr tmpfs
 
 # two names of one COW file: $M/a and $M/b, root's, mode 644, content "old"
 make_cow_pair() {
@@ -198,7 +198,7 @@ test_fcntl_setfl_append_and_rwf_append_reach_the_lower_file() {
 
 # Root keeps a reserve of blocks that ordinary users cannot use; a copy
 # made for uid 1000 must not dip into it.
-# only on: ext4
+# lowers: ext4
 test_break_by_user_out_of_space_is_enospc_not_reserved_blocks() {
 	mkdir "$M/d"
 	chown 1000:1000 "$M/d"
@@ -225,7 +225,7 @@ test_break_by_user_out_of_space_is_enospc_not_reserved_blocks() {
 	rm -f "$L/d/fill" "$L/d/fill2" "$L/d/fill3"
 }
 
-# only on: xfs
+# lowers: xfs
 test_break_over_user_quota_is_edquot() {
 	umount "$M"
 	umount "/lower/$FS"
@@ -251,7 +251,7 @@ test_break_over_user_quota_is_edquot() {
 
 # xfs refuses to rename a file into a project-inherit directory of
 # another project (EXDEV), so a copy must carry the project id.
-# only on: xfs xfsr
+# lowers: xfs xfsr
 test_break_in_xfs_project_inherit_dir_keeps_project_id() {
 	mkdir "$M/d"
 	xfs_io -c 'chproj 42' -c 'chattr +P' "$L/d"
@@ -291,7 +291,7 @@ test_setcow_through_read_only_mount_is_erofs() {
 # A break renames the copy over the name, which an append-only or
 # immutable file forbids: refuse before copying.  chattr then changes the
 # one inode all names share, as on the bare fs.
-# only on: ext2 ext3 ext4 xfs xfsr
+# lowers: ext2 ext3 ext4 xfs xfsr
 test_append_only_cow_link_is_eperm_without_copy_and_chattr_works() {
 	make_cow_pair
 	i=$(ino "$M/a")
@@ -307,7 +307,7 @@ test_append_only_cow_link_is_eperm_without_copy_and_chattr_works() {
 	check_name_broken "$i"
 }
 
-# only on: ext2 ext3 ext4 xfs xfsr
+# lowers: ext2 ext3 ext4 xfs xfsr
 test_immutable_cow_link_is_eperm_without_copy_and_chattr_works() {
 	make_cow_pair
 	i=$(ino "$M/a")
@@ -328,7 +328,7 @@ test_immutable_cow_link_is_eperm_without_copy_and_chattr_works() {
 
 # The flag was set through a; b's own cowlinkfs inode must not keep
 # allowing what the lower inode now forbids.
-# only on: ext2 ext3 ext4 xfs xfsr
+# lowers: ext2 ext3 ext4 xfs xfsr
 test_flag_changed_in_lower_inode_is_true_through_every_name() {
 	printf old >"$M/a"
 	ln "$M/a" "$M/b"
@@ -440,7 +440,7 @@ test_rename_and_unlink_racing_a_break_never_get_estale() {
 # cowlinkfs_setattr() re-tests attr->ia_valid & ATTR_SIZE after
 # notify_change() and skips put_write_access(): the lower inode stays
 # "open for writing" for as long as it is cached.
-# only on: xfs xfsr
+# lowers: xfs xfsr
 test_truncating_an_empty_file_leaves_no_write_access_behind() {
 	: >"$M/prog"
 	check_try OK open "$M/prog" wt		# O_TRUNC of an existing empty file
@@ -457,7 +457,7 @@ test_truncating_an_empty_file_leaves_no_write_access_behind() {
 # descriptor was opened: setfl() and do_sys_ftruncate() test IS_APPEND on
 # our per-name inode, whose flags are refreshed only at lookup, and
 # cowlinkfs_real_io() lacks ovl_change_flags()'s IS_APPEND test.
-# only on: ext2 ext3 ext4 xfs xfsr
+# lowers: ext2 ext3 ext4 xfs xfsr
 test_append_only_set_through_another_name_binds_open_descriptors() {
 	# clearfl FD: F_SETFL without O_APPEND, then write "X" at offset 0
 	clearfl() {
@@ -498,7 +498,7 @@ test_append_only_set_through_another_name_binds_open_descriptors() {
 
 # open(O_TRUNC) and truncate(2) to 0 of a cow link copy every byte first
 # (overlayfs copies none: copy_up.c "if (flags & O_TRUNC) ctx.stat.size = 0").
-# only on: ext4 xfs xfsr tmpfs
+# lowers: ext4 xfs xfsr tmpfs
 test_truncating_a_cow_link_to_zero_needs_no_space_for_its_data() {
 	check_try OK setcow "$M" 1
 	for f in a c; do
@@ -531,7 +531,7 @@ test_truncating_a_cow_link_to_zero_needs_no_space_for_its_data() {
 # A copy keeps the inode flags the work dir passed on to the tmpfile when
 # the original has none to copy (copy_fileattr returns early); only
 # PROJINHERIT is cleared from the work dir.
-# only on: ext2 ext3 ext4 xfs xfsr
+# lowers: ext2 ext3 ext4 xfs xfsr
 test_copy_gets_no_inode_flags_from_the_work_dir() {
 	printf old >"$M/a"
 	check_try OK setcow "$M/a" 1
@@ -552,7 +552,7 @@ test_copy_gets_no_inode_flags_from_the_work_dir() {
 # Lower ioctls that only read but are not in cowlinkfs_ioctl_reads_only()
 # now need write access to the mount and fail on a read-only descriptor
 # of a cow link (EBADF) or on a read-only mount (EROFS).
-# only on: xfs xfsr
+# lowers: xfs xfsr
 test_read_only_lower_ioctl_through_read_only_descriptor() {
 	geom() {	# XFS_IOC_FSGEOMETRY (_IOR('X', 126, 256 bytes))
 		perl -e 'open(my $f, "<", $ARGV[0]) or die "$!\n";
@@ -570,7 +570,7 @@ test_read_only_lower_ioctl_through_read_only_descriptor() {
 # A read-only descriptor opened before its name was broken still points at
 # the inode the other names keep; the EBADF test looks at the name's new
 # inode, so a changing ioctl goes to the other names' inode.
-# only on: ext2 ext3
+# lowers: ext2 ext3
 test_ioctl_through_old_read_only_fd_leaves_other_name_alone() {
 	setver() {	# FS_IOC_SETVERSION through fd $1
 		perl -e 'open(my $f, "<&=", $ARGV[0]) or die "$!\n";
@@ -607,7 +607,7 @@ test_former_owner_touch_after_chown_in_lower_makes_no_copy() {
 
 # A clone into a cow link on a lower fs without reflink is refused by the
 # lower fs; the refusal must come before the break, not after a copy.
-# only on: ext2 ext3 ext4 tmpfs
+# lowers: ext2 ext3 ext4 tmpfs
 test_clone_into_cow_link_without_lower_reflink_makes_no_copy() {
 	make_cow_pair
 	printf src >"$M/src"
@@ -663,7 +663,7 @@ test_truncating_through_a_removed_names_descriptor_leaves_other_names() {
 # cowlinkfs_ro_fd_shared() refuses (EBADF) only a moved descriptor or a
 # shared inode, and a removed name's inode with one other name left has
 # one link.  FS_IOC_SETVERSION changes the other name's inode.
-# only on: ext2 ext3
+# lowers: ext2 ext3
 test_ioctl_through_read_only_fd_of_removed_name_leaves_other_name() {
 	setver() {	# FS_IOC_SETVERSION through fd $1
 		perl -e 'open(my $f, "<&=", $ARGV[0]) or die "$!\n";
@@ -683,7 +683,7 @@ test_ioctl_through_read_only_fd_of_removed_name_leaves_other_name() {
 # is opened; when that open then fails (O_DIRECT on tmpfs: EINVAL), the
 # call fails but the name has already lost its bytes.  The bare fs fails
 # the same open before truncating anything.
-# only on: tmpfs
+# lowers: tmpfs
 test_failed_truncating_open_loses_no_bytes() {
 	odirect_trunc() {	# open(O_RDWR|O_TRUNC|O_DIRECT): OK or the errno name
 		perl -MFcntl -MErrno -e '
@@ -720,7 +720,7 @@ test_former_owner_cannot_set_the_flag_through_an_old_descriptor() {
 		print "OPEN\n";
 		select(undef, undef, undef, 0.1) until -e $ARGV[1];
 		my $v = pack("i", 1);
-		print ioctl($f, 0x400466c1, $v) ? "OK\n" :
+		print ioctl($f, 0x4004c702, $v) ? "OK\n" :	# COWLINKFS_IOC_SETCOW
 		    $!{EPERM} ? "EPERM\n" : "$!\n";' "$M/a" "$out.go" >"$out" &
 	pid=$!
 	trap 'kill $pid 2>/dev/null || true' EXIT
@@ -728,7 +728,7 @@ test_former_owner_cannot_set_the_flag_through_an_old_descriptor() {
 	chown 0:0 "$M/b"	# root takes the file over (no flag: no copy)
 	touch "$out.go"
 	wait "$pid"
-	check_eq "$(sed -n 2p "$out")" EPERM "COWLINK_IOC_SETCOW by the former owner"
+	check_eq "$(sed -n 2p "$out")" EPERM "COWLINKFS_IOC_SETCOW by the former owner"
 	check_try ENODATA getxattr "$L/a" trusted.cowlinkfs.cow
 }
 
@@ -791,7 +791,7 @@ test_truncate_to_a_smaller_size_marks_mtime() {
 # directory planted under that name before the mount makes the break fail
 # with EEXIST.  tmpfs hands out inode numbers in sequence, so the names are
 # easy to plant.
-# only on: tmpfs
+# lowers: tmpfs
 test_directories_left_in_work_dir_do_not_block_breaks() {
 	umount "$M"
 	w=$L/.cowlinkfs-work
@@ -998,7 +998,7 @@ test_remount_cow_all_with_a_removed_names_writer_open_is_ebusy() {
 	check_eq "$(content "$M/b")" oldxy "b's bytes after a write through the removed name"
 }
 
-# COWLINK_IOC_SETCOW on a name whose inode a removed name's descriptor
+# COWLINKFS_IOC_SETCOW on a name whose inode a removed name's descriptor
 # still writes: that writer would go on writing the flagged file.
 test_setcow_with_a_removed_names_writer_open_is_etxtbsy() {
 	printf old >"$M/a"

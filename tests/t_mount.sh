@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # Mounting: bad input gets a clear error and mounts nothing; busy mounts
 # and a mounted module stay put.
-# fstypes: ext2 ext3 xfs
+# lowers: ext2 ext3 xfs
 
 test_missing_lower_dir_is_enoent() {
 	check_try ENOENT mount $L/nope /mnt
@@ -54,6 +54,37 @@ test_rmmod_while_mounted_is_refused() {
 		fail "rmmod succeeded while mounted"
 	fi
 	grep -q '^cowlinkfs ' /proc/modules || fail "module gone"
+}
+
+# The lower mount's idmapping is not ours to follow: an idmapped lower
+# mount is refused with a kernel log line saying why.
+# lowers: ext4 xfs
+test_idmapped_lower_mount_is_refused() {
+	mkdir -p /tmp/idm /tmp/idmc
+	check_try OK idmapmount $L /tmp/idm
+	dmesg -C
+	check_try EINVAL mount /tmp/idm /tmp/idmc
+	umount /tmp/idm
+	dmesg | grep -q "cowlinkfs: idmapped lower mounts are not supported" ||
+		fail "no kernel log line: $(dmesg | tail -n 3)"
+}
+
+# cowlinkfs writes through a private clone of the lower mount, as
+# overlayfs does: a later read-only remount of the lower bind mount, or
+# its lazy unmount, leaves cowlinkfs writing to the same lower files.
+# lowers: ext2 ext3 xfs
+test_lower_mount_changed_after_mount_does_not_change_cowlinkfs() {
+	mkdir -p /tmp/lb /tmp/lbc
+	mount --bind $L /tmp/lb
+	mount -t cowlinkfs /tmp/lb /tmp/lbc
+	mount -o remount,bind,ro /tmp/lb
+	check_try EROFS open /tmp/lb/direct wc
+	check_try OK open /tmp/lbc/f wc
+	check_try OK write /tmp/lbc/f 0 still-writable
+	umount -l /tmp/lb
+	check_try OK append /tmp/lbc/f +
+	check_eq "$(cat $L/f)" still-writable+ "lower file written through the clone"
+	umount /tmp/lbc
 }
 
 test_read_only_lower_mount_makes_read_only_fs() {

@@ -15,7 +15,7 @@
 # points are measured and reported; only fsck -y repairing them to a
 # mountable fs with the untouched names intact is asserted.  $M and $L are
 # not used.
-# fstypes: ext2 ext3 ext4 xfs xfsr
+# lowers: ext2 ext3 ext4 xfs xfsr
 
 RD=/tmp/replay-data		# the disk the filesystem is made on
 RL=/tmp/replay-log		# the log of its writes
@@ -446,7 +446,7 @@ replay_all() {
 	fi
 }
 
-# only on: ext3 ext4 xfs xfsr
+# lowers: ext3 ext4 xfs xfsr
 test_every_flush_point_of_a_break_leaves_old_inode_or_complete_copy() {
 	replay_record
 	replay_all journal
@@ -455,7 +455,7 @@ test_every_flush_point_of_a_break_leaves_old_inode_or_complete_copy() {
 # ext2 has no journal: after a power cut, fsck.  Asserted: e2fsck -fy
 # repairs every point to a mountable fs whose untouched names b, d and f
 # have the old bytes; what the broken names show is reported.
-# only on: ext2
+# lowers: ext2
 test_ext2_flush_points_measured() {
 	replay_record
 	replay_all ext2

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/openat2.h>
-#include "cowlinkfs.h"
+#include <linux/cowlinkfs.h>
 #include "libcowlink.h"
 #include "cowlink.h"
 #include "mountid.h"

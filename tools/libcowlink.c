@@ -15,14 +15,14 @@
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
-#include "cowlinkfs.h"
+#include <linux/cowlinkfs.h>
 #include "libcowlink.h"
 
 int cowlink_fget(int fd)
 {
 	int v;
 
-	if (ioctl(fd, COWLINK_IOC_GETCOW, &v) < 0)
+	if (ioctl(fd, COWLINKFS_IOC_GETCOW, &v) < 0)
 		return -1;
 	return v != 0;
 }
@@ -31,7 +31,7 @@ int cowlink_fset(int fd, int on)
 {
 	int v = on != 0;
 
-	return ioctl(fd, COWLINK_IOC_SETCOW, &v) < 0 ? -1 : 0;
+	return ioctl(fd, COWLINKFS_IOC_SETCOW, &v) < 0 ? -1 : 0;
 }
 
 /*

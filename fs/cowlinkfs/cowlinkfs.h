@@ -14,7 +14,7 @@
 #include <linux/path.h>
 #include <linux/dcache.h>
 
-#include "uapi/cowlinkfs.h"
+#include "uapi/linux/cowlinkfs.h"
 
 #undef pr_fmt
 #define pr_fmt(fmt) "cowlinkfs: " fmt
@@ -34,14 +34,17 @@
  */
 #define COWLINKFS_WORKDIR	".cowlinkfs-work"
 
+/* Flags a lower file is not opened with: creation and truncation were ours. */
+#define COWLINKFS_OPEN_MASK	(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)
+
 enum cowlinkfs_cow_mode {
 	COWLINKFS_COW_FLAG,	/* only files carrying the flag are COW */
 	COWLINKFS_COW_ALL,	/* every regular file is COW */
 };
 
 struct cowlinkfs_sb_info {
-	struct vfsmount *lower_mnt;	/* the mount of the lower directory */
-	struct path lower_root;
+	struct vfsmount *lower_mnt;	/* private clone of the lower mount */
+	struct path lower_root;		/* as given, for show_options */
 	struct dentry *workdir;		/* NULL on a read-only lower fs */
 	const struct cred *creator_cred; /* the mounter's, for private work */
 	enum cowlinkfs_cow_mode cow_mode;
@@ -49,12 +52,12 @@ struct cowlinkfs_sb_info {
 
 /* Bits of cowlinkfs_inode::state */
 enum {
-	CLI_BREAKING,		/* a link break is under way, under break_mutex */
+	COWLINKFS_I_BREAKING,		/* a link break is under way, under break_mutex */
 };
 
 /*
- * Lock order, outermost first, as a break (copy.c) or a flag change
- * (cow.c) takes them:
+ * Lock order, outermost first, as a break (break.c) or a flag change
+ * (flag.c) takes them:
  *
  *   our sb_writers (mnt_want_write_file(), or the VFS before a setattr)
  *     our i_rwsem (taken by the VFS for setattr, xattrs, rename, ...)
@@ -71,7 +74,7 @@ enum {
  * @lower: the lower dentry this inode stands for, under @lock
  * @lock: protects @lower, which changes when a link is broken
  * @break_mutex: serialises link breaks and flag changes of this inode
- * @state: CLI_* bits
+ * @state: COWLINKFS_I_* bits
  * @vfs_inode: the VFS inode
  *
  * Directories are hashed by their lower inode.  Every other inode stands for
@@ -115,17 +118,17 @@ struct cowlinkfs_file {
 	bool deny_write;
 };
 
-static inline struct cowlinkfs_file *CLF(const struct file *file)
+static inline struct cowlinkfs_file *COWLINKFS_F(const struct file *file)
 {
 	return file->private_data;
 }
 
-static inline struct cowlinkfs_sb_info *CLSB(const struct super_block *sb)
+static inline struct cowlinkfs_sb_info *COWLINKFS_SB(const struct super_block *sb)
 {
 	return sb->s_fs_info;
 }
 
-static inline struct cowlinkfs_inode *CLI(const struct inode *inode)
+static inline struct cowlinkfs_inode *COWLINKFS_I(const struct inode *inode)
 {
 	return container_of(inode, struct cowlinkfs_inode, vfs_inode);
 }
@@ -137,7 +140,7 @@ static inline struct cowlinkfs_inode *CLI(const struct inode *inode)
  */
 static inline struct dentry *cowlinkfs_lower_peek(const struct inode *inode)
 {
-	return READ_ONCE(CLI(inode)->lower);
+	return READ_ONCE(COWLINKFS_I(inode)->lower);
 }
 
 static inline struct inode *cowlinkfs_lower_inode(const struct inode *inode)
@@ -145,11 +148,36 @@ static inline struct inode *cowlinkfs_lower_inode(const struct inode *inode)
 	return d_inode(cowlinkfs_lower_peek(inode));
 }
 
-/* super.c */
+/*
+ * The idmapping handed to the VFS for our inodes and the lower ones alike.
+ * Neither mount is idmapped: cowlinkfs does not set FS_ALLOW_IDMAP, and
+ * cowlinkfs_check_lower() refuses an idmapped lower mount, as ecryptfs
+ * does.  Mapping through one would be decided here.
+ */
+static inline struct user_namespace *cowlinkfs_userns(void)
+{
+	return &init_user_ns;
+}
+
+/* util.c */
 const struct cred *cowlinkfs_override_creds(struct super_block *sb);
+void cowlinkfs_lower_path(const struct inode *inode, struct path *path);
+struct file *cowlinkfs_open_real(struct file *file);
+int cowlinkfs_do_rename(struct dentry *olddir, struct dentry *old,
+			struct dentry *newdir, struct dentry *new,
+			unsigned int flags);
+int cowlinkfs_want_write(struct super_block *sb);
+void cowlinkfs_drop_write(struct super_block *sb);
+int cowlinkfs_change_begin(struct dentry *dentry, bool need_break,
+			   struct path *lowerpath);
+void cowlinkfs_change_end(struct dentry *dentry, struct path *lowerpath);
+
+/* workdir.c */
+int cowlinkfs_setup_workdir(struct super_block *sb);
+bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
+			       int len);
 
 /* inode.c */
-void cowlinkfs_lower_path(const struct inode *inode, struct path *path);
 struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower);
 void cowlinkfs_copyflags(struct inode *inode, const struct inode *real);
 void cowlinkfs_copyattr(struct inode *inode);
@@ -174,14 +202,10 @@ extern const struct inode_operations cowlinkfs_special_iops;
 /* dir.c */
 extern const struct inode_operations cowlinkfs_dir_iops;
 extern const struct dentry_operations cowlinkfs_dops;
-bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
-			       int len);
 
 /* file.c */
 extern const struct file_operations cowlinkfs_file_fops;
-int cowlinkfs_open(struct inode *inode, struct file *file);
 int cowlinkfs_truncate_path(struct file *file, loff_t size, struct path *path);
-int cowlinkfs_release(struct inode *inode, struct file *file);
 loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence);
 int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
@@ -191,7 +215,7 @@ long cowlinkfs_compat_ioctl(struct file *file, unsigned int cmd,
 /* readdir.c */
 extern const struct file_operations cowlinkfs_dir_fops;
 
-/* cow.c */
+/* flag.c */
 int cowlinkfs_get_cow(struct inode *inode);
 int cowlinkfs_is_cow(struct inode *inode);
 int cowlinkfs_set_cow(struct file *file, bool on);
@@ -199,12 +223,13 @@ int cowlinkfs_inherit_cow(struct inode *dir, struct dentry *lower);
 int cowlinkfs_check_link(struct inode *inode, struct inode *dir);
 int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
 			   struct inode *new_dir);
+
+/* break.c */
 int cowlinkfs_break_size(struct dentry *dentry, loff_t size);
 int cowlinkfs_break(struct dentry *dentry);
 bool cowlinkfs_lower_shared(struct inode *inode);
 int cowlinkfs_break_writer(struct dentry *dentry, loff_t size);
 struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
 				     const struct cred *cred, loff_t size);
-int cowlinkfs_clean_workdir(struct super_block *sb);
 
 #endif /* _COWLINKFS_H */

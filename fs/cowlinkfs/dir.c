@@ -12,22 +12,6 @@
 #include <linux/namei.h>
 #include "cowlinkfs.h"
 
-/**
- * cowlinkfs_is_workdir_name - is this the hidden work directory?
- * @parent: cowlinkfs directory dentry the name is in
- * @name: the name
- * @len: its length
- *
- * Return: true for the work directory's name at the root of the mount; it is
- * neither shown nor reachable through cowlinkfs.
- */
-bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
-			       int len)
-{
-	return IS_ROOT(parent) && len == sizeof(COWLINKFS_WORKDIR) - 1 &&
-	       !memcmp(name, COWLINKFS_WORKDIR, len);
-}
-
 static int cowlinkfs_same_name(struct dentry *lower, struct dentry *dentry)
 {
 	int same;
@@ -198,11 +182,10 @@ static struct dentry *cowlinkfs_lock_lookup(struct inode *dir,
 					    struct dentry *dentry)
 {
 	struct dentry *lowerdir = cowlinkfs_lower_peek(dir);
-	struct vfsmount *mnt = CLSB(dir->i_sb)->lower_mnt;
 	struct dentry *lower;
 	int err;
 
-	err = mnt_want_write(mnt);
+	err = cowlinkfs_want_write(dir->i_sb);
 	if (err)
 		return ERR_PTR(err);
 	inode_lock_nested(d_inode(lowerdir), I_MUTEX_PARENT);
@@ -210,7 +193,7 @@ static struct dentry *cowlinkfs_lock_lookup(struct inode *dir,
 			       dentry->d_name.len);
 	if (IS_ERR(lower)) {
 		inode_unlock(d_inode(lowerdir));
-		mnt_drop_write(mnt);
+		cowlinkfs_drop_write(dir->i_sb);
 	}
 	return lower;
 }
@@ -219,7 +202,7 @@ static void cowlinkfs_unlock(struct inode *dir, struct dentry *lower)
 {
 	dput(lower);
 	inode_unlock(d_inode(cowlinkfs_lower_peek(dir)));
-	mnt_drop_write(CLSB(dir->i_sb)->lower_mnt);
+	cowlinkfs_drop_write(dir->i_sb);
 	cowlinkfs_copyattr(dir);
 }
 
@@ -267,16 +250,16 @@ static int cowlinkfs_create_object(struct inode *dir, struct dentry *dentry,
 
 	switch (mode & S_IFMT) {
 	case S_IFREG:
-		err = vfs_create(&init_user_ns, ldir, lower, mode, true);
+		err = vfs_create(cowlinkfs_userns(), ldir, lower, mode, true);
 		break;
 	case S_IFDIR:
-		err = vfs_mkdir(&init_user_ns, ldir, lower, mode);
+		err = vfs_mkdir(cowlinkfs_userns(), ldir, lower, mode);
 		break;
 	case S_IFLNK:
-		err = vfs_symlink(&init_user_ns, ldir, lower, link);
+		err = vfs_symlink(cowlinkfs_userns(), ldir, lower, link);
 		break;
 	default:
-		err = vfs_mknod(&init_user_ns, ldir, lower, mode, rdev);
+		err = vfs_mknod(cowlinkfs_userns(), ldir, lower, mode, rdev);
 		break;
 	}
 	if (!err && (S_ISREG(mode) || S_ISDIR(mode))) {
@@ -286,9 +269,9 @@ static int cowlinkfs_create_object(struct inode *dir, struct dentry *dentry,
 		 * stay behind a failed create(2), nor make a retry EEXIST.
 		 */
 		if (err && S_ISDIR(mode))
-			vfs_rmdir(&init_user_ns, ldir, lower);
+			vfs_rmdir(cowlinkfs_userns(), ldir, lower);
 		else if (err)
-			vfs_unlink(&init_user_ns, ldir, lower, NULL);
+			vfs_unlink(cowlinkfs_userns(), ldir, lower, NULL);
 	}
 	if (!err)
 		err = cowlinkfs_instantiate(dir, dentry, lower);
@@ -339,7 +322,7 @@ static int cowlinkfs_link(struct dentry *old, struct inode *dir,
 	if (IS_ERR(lower))
 		return PTR_ERR(lower);
 	cowlinkfs_lower_path(inode, &lowerold);
-	err = vfs_link(lowerold.dentry, &init_user_ns,
+	err = vfs_link(lowerold.dentry, cowlinkfs_userns(),
 		       d_inode(cowlinkfs_lower_peek(dir)), lower, NULL);
 	path_put(&lowerold);
 	if (!err)
@@ -376,9 +359,9 @@ static int cowlinkfs_remove(struct inode *dir, struct dentry *dentry, bool is_di
 	err = cowlinkfs_check_victim(dentry, lower);
 	if (!err) {
 		if (is_dir)
-			err = vfs_rmdir(&init_user_ns, ldir, lower);
+			err = vfs_rmdir(cowlinkfs_userns(), ldir, lower);
 		else
-			err = vfs_unlink(&init_user_ns, ldir, lower, NULL);
+			err = vfs_unlink(cowlinkfs_userns(), ldir, lower, NULL);
 	}
 	cowlinkfs_unlock(dir, lower);
 	cowlinkfs_copyattr(inode);
@@ -402,9 +385,7 @@ static int cowlinkfs_rename(struct user_namespace *mnt_userns,
 {
 	struct dentry *lolddir = cowlinkfs_lower_peek(olddir);
 	struct dentry *lnewdir = cowlinkfs_lower_peek(newdir);
-	struct vfsmount *mnt = CLSB(olddir->i_sb)->lower_mnt;
 	struct dentry *lold, *lnew, *trap;
-	struct renamedata rd = {};
 	int err;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
@@ -416,7 +397,7 @@ static int cowlinkfs_rename(struct user_namespace *mnt_userns,
 	if (err)
 		return err;
 
-	err = mnt_want_write(mnt);
+	err = cowlinkfs_want_write(olddir->i_sb);
 	if (err)
 		return err;
 	trap = lock_rename(lnewdir, lolddir);
@@ -448,14 +429,7 @@ static int cowlinkfs_rename(struct user_namespace *mnt_userns,
 	if (lnew == trap)
 		goto out_dput_new;
 
-	rd.old_mnt_userns = &init_user_ns;
-	rd.old_dir = d_inode(lolddir);
-	rd.old_dentry = lold;
-	rd.new_mnt_userns = &init_user_ns;
-	rd.new_dir = d_inode(lnewdir);
-	rd.new_dentry = lnew;
-	rd.flags = flags;
-	err = vfs_rename(&rd);
+	err = cowlinkfs_do_rename(lolddir, lold, lnewdir, lnew, flags);
 
 out_dput_new:
 	dput(lnew);
@@ -463,7 +437,7 @@ out_dput_old:
 	dput(lold);
 out_unlock:
 	unlock_rename(lnewdir, lolddir);
-	mnt_drop_write(mnt);
+	cowlinkfs_drop_write(olddir->i_sb);
 	cowlinkfs_copyattr(olddir);
 	cowlinkfs_copyattr(newdir);
 	return err;

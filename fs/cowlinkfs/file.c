@@ -29,23 +29,7 @@
  */
 static struct file *cowlinkfs_real(const struct file *file)
 {
-	return READ_ONCE(CLF(file)->real);
-}
-
-/* Flags the lower file gets: creation and truncation were done by us. */
-#define COWLINKFS_OPEN_MASK (O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)
-
-static struct file *cowlinkfs_open_real(struct file *file)
-{
-	struct path lowerpath;
-	struct file *real;
-
-	cowlinkfs_lower_path(file_inode(file), &lowerpath);
-	/* The opener's credentials, also when a later writer reopens. */
-	real = dentry_open(&lowerpath, file->f_flags & ~COWLINKFS_OPEN_MASK,
-			   file->f_cred);
-	path_put(&lowerpath);
-	return real;
+	return READ_ONCE(COWLINKFS_F(file)->real);
 }
 
 /* Is the file's lower inode no longer the one its name has? */
@@ -75,7 +59,7 @@ static bool cowlinkfs_real_moved(struct file *file)
  */
 static int cowlinkfs_prepare_change(struct file *file, loff_t size)
 {
-	struct cowlinkfs_file *cf = CLF(file);
+	struct cowlinkfs_file *cf = COWLINKFS_F(file);
 	struct inode *inode = file_inode(file);
 	struct file *real;
 	int err;
@@ -191,7 +175,7 @@ static int cowlinkfs_probe_trunc(struct file *file)
 }
 
 /**
- * cowlinkfs_open - open a regular file or directory
+ * cowlinkfs_open - open a regular file
  * @inode: cowlinkfs inode
  * @file: cowlinkfs file
  *
@@ -204,7 +188,7 @@ static int cowlinkfs_probe_trunc(struct file *file)
  * gets its own copy at once instead, as cowlinks should.
  *
  * A break at open is made before the lower file takes write access; in
- * between, link() or COWLINK_IOC_SETCOW through another name can make the
+ * between, link() or COWLINKFS_IOC_SETCOW through another name can make the
  * inode COW with other names again.  Once write access is held those are
  * refused (ETXTBSY), so checking again after the lower open closes the
  * window.  An exec open denies writers on the lower inode too, so that
@@ -212,7 +196,7 @@ static int cowlinkfs_probe_trunc(struct file *file)
  *
  * Return: 0 or a negative errno.
  */
-int cowlinkfs_open(struct inode *inode, struct file *file)
+static int cowlinkfs_open(struct inode *inode, struct file *file)
 {
 	bool writer = S_ISREG(inode->i_mode) && (file->f_mode & FMODE_WRITE);
 	bool trunc = S_ISREG(inode->i_mode) && (file->f_flags & O_TRUNC);
@@ -311,9 +295,9 @@ out_fput:
 	return err;
 }
 
-int cowlinkfs_release(struct inode *inode, struct file *file)
+static int cowlinkfs_release(struct inode *inode, struct file *file)
 {
-	struct cowlinkfs_file *cf = CLF(file);
+	struct cowlinkfs_file *cf = COWLINKFS_F(file);
 
 	if (cf->deny_write)
 		allow_write_access(cf->real);
@@ -652,12 +636,12 @@ long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	int val;
 
 	switch (cmd) {
-	case COWLINK_IOC_GETCOW:
+	case COWLINKFS_IOC_GETCOW:
 		val = cowlinkfs_get_cow(file_inode(file));
 		if (val < 0)
 			return val;
 		return put_user(val, uarg);
-	case COWLINK_IOC_SETCOW:
+	case COWLINKFS_IOC_SETCOW:
 		if (get_user(val, uarg))
 			return -EFAULT;
 		return cowlinkfs_set_cow(file, val != 0);
@@ -673,8 +657,8 @@ long cowlinkfs_compat_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
 	switch (cmd) {
-	case COWLINK_IOC_GETCOW:
-	case COWLINK_IOC_SETCOW:
+	case COWLINKFS_IOC_GETCOW:
+	case COWLINKFS_IOC_SETCOW:
 		return cowlinkfs_ioctl(file, cmd, (unsigned long)compat_ptr(arg));
 	}
 	return cowlinkfs_lower_ioctl(file, cmd, arg, true);

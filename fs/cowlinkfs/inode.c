@@ -16,26 +16,6 @@
 #include "cowlinkfs.h"
 
 /**
- * cowlinkfs_lower_path - get a reference to the lower path of an inode
- * @inode: cowlinkfs inode
- * @path: filled with the lower dentry and mount, to be released with
- *	  path_put()
- *
- * The lower dentry of a regular file changes when its link is broken, so
- * callers that may race with a break take their own reference here.
- */
-void cowlinkfs_lower_path(const struct inode *inode, struct path *path)
-{
-	struct cowlinkfs_inode *ci = CLI(inode);
-
-	path->mnt = CLSB(inode->i_sb)->lower_mnt;
-	spin_lock(&ci->lock);
-	path->dentry = ci->lower;
-	path_get(path);
-	spin_unlock(&ci->lock);
-}
-
-/**
  * cowlinkfs_copyflags - copy the inode flags the VFS checks on our inode
  * @inode: cowlinkfs inode
  * @real: its lower inode
@@ -85,7 +65,7 @@ void cowlinkfs_copyattr(struct inode *inode)
 bool cowlinkfs_owner_or_capable(struct inode *inode)
 {
 	cowlinkfs_copyattr(inode);
-	return inode_owner_or_capable(&init_user_ns, inode);
+	return inode_owner_or_capable(cowlinkfs_userns(), inode);
 }
 
 /*
@@ -102,7 +82,7 @@ static int cowlinkfs_inode_test(struct inode *inode, void *data)
 
 static int cowlinkfs_inode_set(struct inode *inode, void *data)
 {
-	CLI(inode)->lower = data;
+	COWLINKFS_I(inode)->lower = data;
 	return 0;
 }
 
@@ -139,7 +119,7 @@ struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower)
 		return ERR_PTR(-ENOMEM);
 	}
 
-	CLI(inode)->lower = lower;
+	COWLINKFS_I(inode)->lower = lower;
 	inode->i_mode = mode;
 	/* Times are the lower inode's; the VFS must not keep its own. */
 	inode->i_flags |= S_NOATIME | S_NOCMTIME;
@@ -255,7 +235,6 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		      struct iattr *attr)
 {
 	struct inode *inode = d_inode(dentry);
-	struct cowlinkfs_sb_info *sbi = CLSB(inode->i_sb);
 	unsigned int killpriv = attr->ia_valid & ATTR_KILL_PRIV;
 	bool size = attr->ia_valid & ATTR_SIZE;
 	struct path lowerpath;
@@ -270,11 +249,11 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	 * on fresh attributes, before anything is copied.
 	 */
 	cowlinkfs_copyattr(inode);
-	err = may_setattr(&init_user_ns, inode, attr->ia_valid);
+	err = may_setattr(cowlinkfs_userns(), inode, attr->ia_valid);
 	if (err)
 		return err;
 	attr->ia_valid &= ~ATTR_KILL_PRIV;
-	err = setattr_prepare(&init_user_ns, dentry, attr);
+	err = setattr_prepare(cowlinkfs_userns(), dentry, attr);
 	attr->ia_valid |= killpriv;
 	if (err)
 		return err;
@@ -283,7 +262,7 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		return -EPERM;
 	/* do_truncate() judged setuid and setgid on a stale mode: again. */
 	if (size) {
-		unsigned int kill = setattr_should_drop_suidgid(&init_user_ns,
+		unsigned int kill = setattr_should_drop_suidgid(cowlinkfs_userns(),
 								inode);
 
 		if (kill)
@@ -326,7 +305,7 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	if (attr->ia_valid & (ATTR_KILL_SUID | ATTR_KILL_SGID))
 		attr->ia_valid &= ~ATTR_MODE;
 
-	err = mnt_want_write(sbi->lower_mnt);
+	err = cowlinkfs_want_write(inode->i_sb);
 	if (err)
 		goto out_put;
 	real = d_inode(lowerpath.dentry);
@@ -337,12 +316,12 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	}
 	inode_lock(real);
 	/* Which may clear ATTR_SIZE (xfs does, for a size it has). */
-	err = notify_change(&init_user_ns, lowerpath.dentry, attr, NULL);
+	err = notify_change(cowlinkfs_userns(), lowerpath.dentry, attr, NULL);
 	inode_unlock(real);
 	if (size)
 		put_write_access(real);
 out:
-	mnt_drop_write(sbi->lower_mnt);
+	cowlinkfs_drop_write(inode->i_sb);
 out_put:
 	path_put(&lowerpath);
 	cowlinkfs_copyattr(inode);
@@ -364,11 +343,11 @@ int cowlinkfs_permission(struct user_namespace *mnt_userns,
 		lower = cowlinkfs_lower_peek(inode);
 		if (unlikely(!lower))
 			return -ECHILD;
-		return inode_permission(&init_user_ns, d_inode(lower), mask);
+		return inode_permission(cowlinkfs_userns(), d_inode(lower), mask);
 	}
 	/* The check may sleep (ACLs): hold the lower dentry a break may drop. */
 	cowlinkfs_lower_path(inode, &lowerpath);
-	err = inode_permission(&init_user_ns, d_inode(lowerpath.dentry), mask);
+	err = inode_permission(cowlinkfs_userns(), d_inode(lowerpath.dentry), mask);
 	path_put(&lowerpath);
 	return err;
 }
@@ -464,7 +443,7 @@ static int cowlinkfs_xattr_get(const struct xattr_handler *handler,
 	if (cowlinkfs_is_private_xattr(full))
 		return -ENODATA;
 	cowlinkfs_lower_path(inode, &lowerpath);
-	res = vfs_getxattr(&init_user_ns, lowerpath.dentry, full, buffer, size);
+	res = vfs_getxattr(cowlinkfs_userns(), lowerpath.dentry, full, buffer, size);
 	path_put(&lowerpath);
 	return res;
 }
@@ -510,13 +489,13 @@ static int cowlinkfs_xattr_check(struct inode *inode, struct dentry *lower,
 			return -EOPNOTSUPP;
 		if (is_default && !S_ISDIR(real->i_mode))
 			return value ? -EACCES : 1;
-		if (!inode_owner_or_capable(&init_user_ns, inode))
+		if (!inode_owner_or_capable(cowlinkfs_userns(), inode))
 			return -EPERM;
 		if (value) {
-			acl = posix_acl_from_xattr(&init_user_ns, value, size);
+			acl = posix_acl_from_xattr(cowlinkfs_userns(), value, size);
 			if (IS_ERR(acl))
 				return PTR_ERR(acl);
-			ret = acl ? posix_acl_valid(&init_user_ns, acl) : 0;
+			ret = acl ? posix_acl_valid(cowlinkfs_userns(), acl) : 0;
 			posix_acl_release(acl);
 			if (ret)
 				return ret;
@@ -561,7 +540,6 @@ static int cowlinkfs_xattr_set(const struct xattr_handler *handler,
 			       size_t size, int flags)
 {
 	const char *full = xattr_full_name(handler, name);
-	struct cowlinkfs_sb_info *sbi = CLSB(inode->i_sb);
 	struct path lowerpath;
 	int err;
 
@@ -573,7 +551,7 @@ static int cowlinkfs_xattr_set(const struct xattr_handler *handler,
 	 */
 	cowlinkfs_copyattr(inode);
 	if (!strncmp(full, XATTR_USER_PREFIX, XATTR_USER_PREFIX_LEN)) {
-		err = inode_permission(&init_user_ns, inode, MAY_WRITE);
+		err = inode_permission(cowlinkfs_userns(), inode, MAY_WRITE);
 		if (err)
 			return err;
 	}
@@ -583,21 +561,15 @@ static int cowlinkfs_xattr_set(const struct xattr_handler *handler,
 	path_put(&lowerpath);
 	if (err)
 		return err < 0 ? err : 0;
-	err = cowlinkfs_break(dentry);
+	err = cowlinkfs_change_begin(dentry, true, &lowerpath);
 	if (err)
 		return err;
-	err = mnt_want_write(sbi->lower_mnt);
-	if (err)
-		return err;
-	cowlinkfs_lower_path(inode, &lowerpath);
 	if (value)
-		err = vfs_setxattr(&init_user_ns, lowerpath.dentry, full,
+		err = vfs_setxattr(cowlinkfs_userns(), lowerpath.dentry, full,
 				   value, size, flags);
 	else
-		err = vfs_removexattr(&init_user_ns, lowerpath.dentry, full);
-	path_put(&lowerpath);
-	mnt_drop_write(sbi->lower_mnt);
-	cowlinkfs_copyattr(inode);
+		err = vfs_removexattr(cowlinkfs_userns(), lowerpath.dentry, full);
+	cowlinkfs_change_end(dentry, &lowerpath);
 	return err;
 }
 
@@ -680,7 +652,6 @@ int cowlinkfs_fileattr_set(struct user_namespace *mnt_userns,
 			   struct dentry *dentry, struct fileattr *fa)
 {
 	struct inode *inode = d_inode(dentry);
-	struct cowlinkfs_sb_info *sbi = CLSB(inode->i_sb);
 	struct path lowerpath;
 	struct inode *real;
 	bool need_break;
@@ -694,19 +665,11 @@ int cowlinkfs_fileattr_set(struct user_namespace *mnt_userns,
 	need_break = !IS_APPEND(real) && !IS_IMMUTABLE(real) &&
 		     cowlinkfs_fileattr_changes(lowerpath.dentry, fa);
 	path_put(&lowerpath);
-	if (need_break) {
-		err = cowlinkfs_break(dentry);
-		if (err)
-			return err;
-	}
-	err = mnt_want_write(sbi->lower_mnt);
+	err = cowlinkfs_change_begin(dentry, need_break, &lowerpath);
 	if (err)
 		return err;
-	cowlinkfs_lower_path(inode, &lowerpath);
-	err = vfs_fileattr_set(&init_user_ns, lowerpath.dentry, fa);
-	path_put(&lowerpath);
-	mnt_drop_write(sbi->lower_mnt);
-	cowlinkfs_copyattr(inode);
+	err = vfs_fileattr_set(cowlinkfs_userns(), lowerpath.dentry, fa);
+	cowlinkfs_change_end(dentry, &lowerpath);
 	return err;
 }
 

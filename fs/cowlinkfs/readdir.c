@@ -2,12 +2,46 @@
 /*
  * cowlinkfs: copy-on-write hard links as a stacking filesystem.
  *
- * Directory files: readdir of the lower directory, less the work directory.
+ * Directory files: open and release, and readdir of the lower directory,
+ * less the work directory.
  */
 
 #include <linux/fs.h>
 #include <linux/file.h>
+#include <linux/slab.h>
 #include "cowlinkfs.h"
+
+static int cowlinkfs_dir_open(struct inode *inode, struct file *file)
+{
+	struct cowlinkfs_file *cf;
+	struct file *realfile;
+
+	/* may_open() checked O_NOATIME on our inode, maybe a stale owner. */
+	if ((file->f_flags & O_NOATIME) && !cowlinkfs_owner_or_capable(inode))
+		return -EPERM;
+	cf = kzalloc(sizeof(*cf), GFP_KERNEL);
+	if (!cf)
+		return -ENOMEM;
+	realfile = cowlinkfs_open_real(file);
+	if (IS_ERR(realfile)) {
+		kfree(cf);
+		return PTR_ERR(realfile);
+	}
+	spin_lock_init(&cf->lock);
+	cf->real = realfile;
+	file->private_data = cf;
+	cowlinkfs_copyattr(inode);
+	return 0;
+}
+
+static int cowlinkfs_dir_release(struct inode *inode, struct file *file)
+{
+	struct cowlinkfs_file *cf = COWLINKFS_F(file);
+
+	fput(cf->real);
+	kfree(cf);
+	return 0;
+}
 
 struct cowlinkfs_readdir {
 	struct dir_context ctx;
@@ -30,7 +64,7 @@ static bool cowlinkfs_filldir(struct dir_context *ctx, const char *name,
 
 static int cowlinkfs_iterate(struct file *file, struct dir_context *ctx)
 {
-	struct file *realfile = CLF(file)->real;
+	struct file *realfile = COWLINKFS_F(file)->real;
 	struct cowlinkfs_readdir rd = {
 		.ctx.actor = cowlinkfs_filldir,
 		.ctx.pos = ctx->pos,
@@ -47,8 +81,8 @@ static int cowlinkfs_iterate(struct file *file, struct dir_context *ctx)
 }
 
 const struct file_operations cowlinkfs_dir_fops = {
-	.open		= cowlinkfs_open,
-	.release	= cowlinkfs_release,
+	.open		= cowlinkfs_dir_open,
+	.release	= cowlinkfs_dir_release,
 	.read		= generic_read_dir,
 	.iterate_shared	= cowlinkfs_iterate,
 	.llseek		= cowlinkfs_llseek,

@@ -26,22 +26,6 @@ struct cowlinkfs_fs_context {
 	enum cowlinkfs_cow_mode cow_mode;
 };
 
-/**
- * cowlinkfs_override_creds - act with the credentials of the mounter
- * @sb: the cowlinkfs superblock
- *
- * Private work on the lower filesystem (the COW flag xattr, link breaks,
- * the work directory) is done as the task that mounted cowlinkfs, as
- * overlayfs does for copy-up: the caller's permission has been checked on
- * the cowlinkfs inode before.
- *
- * Return: the old credentials, for revert_creds().
- */
-const struct cred *cowlinkfs_override_creds(struct super_block *sb)
-{
-	return override_creds(CLSB(sb)->creator_cred);
-}
-
 static struct inode *cowlinkfs_alloc_inode(struct super_block *sb)
 {
 	struct cowlinkfs_inode *ci;
@@ -56,14 +40,14 @@ static struct inode *cowlinkfs_alloc_inode(struct super_block *sb)
 
 static void cowlinkfs_free_inode(struct inode *inode)
 {
-	kmem_cache_free(cowlinkfs_inode_cachep, CLI(inode));
+	kmem_cache_free(cowlinkfs_inode_cachep, COWLINKFS_I(inode));
 }
 
 static void cowlinkfs_evict_inode(struct inode *inode)
 {
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
-	dput(CLI(inode)->lower);
+	dput(COWLINKFS_I(inode)->lower);
 }
 
 static int cowlinkfs_statfs(struct dentry *dentry, struct kstatfs *buf)
@@ -81,7 +65,7 @@ static int cowlinkfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 
 static int cowlinkfs_show_options(struct seq_file *m, struct dentry *root)
 {
-	struct cowlinkfs_sb_info *sbi = CLSB(root->d_sb);
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(root->d_sb);
 
 	seq_puts(m, ",lowerdir=");
 	seq_path(m, &sbi->lower_root, ", \t\n\\");
@@ -92,11 +76,12 @@ static int cowlinkfs_show_options(struct seq_file *m, struct dentry *root)
 
 static void cowlinkfs_free_sbi(struct super_block *sb)
 {
-	struct cowlinkfs_sb_info *sbi = CLSB(sb);
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
 
 	if (!sbi)
 		return;
 	dput(sbi->workdir);
+	kern_unmount(sbi->lower_mnt);
 	path_put(&sbi->lower_root);
 	if (sbi->creator_cred)
 		put_cred(sbi->creator_cred);
@@ -166,6 +151,8 @@ static int cowlinkfs_check_lower(struct fs_context *fc, const struct path *p)
 	struct super_block *lsb = p->mnt->mnt_sb;
 	struct inode *dir = d_inode(p->dentry);
 
+	if (is_idmapped_mnt(p->mnt))
+		return invalfc(fc, "idmapped lower mounts are not supported");
 	if (lsb->s_magic == COWLINKFS_SUPER_MAGIC)
 		return invalfc(fc, "cannot stack cowlinkfs on cowlinkfs");
 	if (lsb->s_stack_depth >= FILESYSTEM_MAX_STACK_DEPTH)
@@ -188,124 +175,13 @@ static int cowlinkfs_check_lower(struct fs_context *fc, const struct path *p)
 	return 0;
 }
 
-/* The flags a new file inherits from its directory: none for a copy. */
-#define COWLINKFS_WORKDIR_NOXFLAGS (FS_XFLAG_PROJINHERIT | FS_XFLAG_SYNC | \
-				    FS_XFLAG_NOATIME | FS_XFLAG_NODUMP | \
-				    FS_XFLAG_DAX)
-
-/**
- * cowlinkfs_fix_workdir - make the work directory give a copy nothing
- * @work: the lower work directory, the mounter's credentials in force
- *
- * The work directory must be the mounter's alone and give a copy made in
- * it nothing: owned by the mounter, mode 0700, no ACL (a default ACL
- * would be inherited by every copy and could give another user access to
- * it) and no flag a new file would inherit (project-inherit, sync,
- * noatime, nodump, dax: a copy keeps its file's own).
- * One made by mkdir inherits the lower root's default ACL and flags, and
- * one that was there before may be anything; make it so, as
- * ovl_workdir_create() does.
- *
- * Return: 0 or a negative errno.
- */
-static int cowlinkfs_fix_workdir(struct dentry *work)
-{
-	static const char *const acls[] = {
-		XATTR_NAME_POSIX_ACL_DEFAULT, XATTR_NAME_POSIX_ACL_ACCESS,
-	};
-	struct inode *inode = d_inode(work);
-	struct fileattr fa = {};
-	struct iattr attr = {};
-	int i, err;
-
-	for (i = 0; i < ARRAY_SIZE(acls); i++) {
-		err = vfs_removexattr(&init_user_ns, work, acls[i]);
-		if (err && err != -ENODATA && err != -EOPNOTSUPP)
-			return err;
-	}
-
-	if (!uid_eq(inode->i_uid, current_fsuid()) ||
-	    !gid_eq(inode->i_gid, current_fsgid())) {
-		attr.ia_valid |= ATTR_UID | ATTR_GID;
-		attr.ia_uid = current_fsuid();
-		attr.ia_gid = current_fsgid();
-	}
-	if ((inode->i_mode & S_IALLUGO) != 0700) {
-		attr.ia_valid |= ATTR_MODE;
-		attr.ia_mode = S_IFDIR | 0700;
-	}
-	if (attr.ia_valid) {
-		inode_lock(inode);
-		err = notify_change(&init_user_ns, work, &attr, NULL);
-		inode_unlock(inode);
-		if (err)
-			return err;
-	}
-
-	err = vfs_fileattr_get(work, &fa);
-	if (err == -ENOIOCTLCMD || err == -ENOTTY || err == -EOPNOTSUPP)
-		return 0;
-	if (err || !(fa.fsx_xflags & COWLINKFS_WORKDIR_NOXFLAGS))
-		return err;
-	fileattr_fill_xflags(&fa, fa.fsx_xflags & FS_XFLAG_COMMON &
-			     ~COWLINKFS_WORKDIR_NOXFLAGS);
-	return vfs_fileattr_set(&init_user_ns, work, &fa);
-}
-
-/* Create (or find) the work directory, fix it and empty it of crash leftovers. */
-static int cowlinkfs_setup_workdir(struct super_block *sb)
-{
-	struct cowlinkfs_sb_info *sbi = CLSB(sb);
-	struct dentry *root = sbi->lower_root.dentry;
-	struct inode *dir = d_inode(root);
-	struct dentry *work;
-	int err;
-
-	if (__mnt_is_readonly(sbi->lower_mnt) || sb_rdonly(sbi->lower_mnt->mnt_sb))
-		return 0;
-
-	err = mnt_want_write(sbi->lower_mnt);
-	if (err)
-		return err;
-	inode_lock_nested(dir, I_MUTEX_PARENT);
-	work = lookup_one_len(COWLINKFS_WORKDIR, root, strlen(COWLINKFS_WORKDIR));
-	if (!IS_ERR(work) && d_is_negative(work)) {
-		err = vfs_mkdir(&init_user_ns, dir, work, 0700);
-		if (!err && d_is_negative(work))
-			err = -EIO;
-	}
-	inode_unlock(dir);
-	mnt_drop_write(sbi->lower_mnt);
-	if (IS_ERR(work))
-		return PTR_ERR(work);
-	if (!err && !d_is_dir(work))
-		err = -ENOTDIR;
-	/* A policy set on it alone would encrypt every copy. */
-	if (!err && IS_ENCRYPTED(d_inode(work)) && !IS_ENCRYPTED(dir))
-		err = -EPERM;
-	if (!err) {
-		err = mnt_want_write(sbi->lower_mnt);
-		if (!err) {
-			err = cowlinkfs_fix_workdir(work);
-			mnt_drop_write(sbi->lower_mnt);
-		}
-	}
-	if (err) {
-		dput(work);
-		pr_err("cannot set up %s in the lower directory: %d\n",
-		       COWLINKFS_WORKDIR, err);
-		return err;
-	}
-	sbi->workdir = work;
-	return cowlinkfs_clean_workdir(sb);
-}
-
 static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	struct cowlinkfs_fs_context *ctx = fc->fs_private;
 	const char *name = ctx->lowerdir ?: fc->source;
 	struct cowlinkfs_sb_info *sbi;
 	struct super_block *lsb;
+	struct vfsmount *mnt;
 	const struct cred *old_cred;
 	struct inode *inode;
 	int err;
@@ -328,7 +204,18 @@ static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (err)
 		return err;
 
-	sbi->lower_mnt = sbi->lower_root.mnt;
+	/*
+	 * A private clone of the lower mount, as overlayfs takes for its
+	 * layers: a later change of the lower mount's flags, or its
+	 * unmount, does not change what we write through.
+	 */
+	mnt = clone_private_mount(&sbi->lower_root);
+	if (IS_ERR(mnt)) {
+		errorfc(fc, "lower directory '%s': cannot clone its mount: %ld",
+			name, PTR_ERR(mnt));
+		return PTR_ERR(mnt);
+	}
+	sbi->lower_mnt = mnt;
 	sbi->creator_cred = prepare_creds();
 	if (!sbi->creator_cred)
 		return -ENOMEM;
@@ -409,7 +296,7 @@ static int cowlinkfs_set_cow_mode(struct fs_context *fc,
 				  enum cowlinkfs_cow_mode mode)
 {
 	struct super_block *sb = fc->root->d_sb;
-	struct cowlinkfs_sb_info *sbi = CLSB(sb);
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
 	enum cowlinkfs_cow_mode old = sbi->cow_mode;
 
 	if (mode == old)
@@ -429,7 +316,7 @@ static int cowlinkfs_set_cow_mode(struct fs_context *fc,
 static int cowlinkfs_reconfigure(struct fs_context *fc)
 {
 	struct cowlinkfs_fs_context *ctx = fc->fs_private;
-	struct cowlinkfs_sb_info *sbi = CLSB(fc->root->d_sb);
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(fc->root->d_sb);
 	struct path path;
 	bool same;
 	int err;
@@ -471,7 +358,7 @@ static int cowlinkfs_init_fs_context(struct fs_context *fc)
 		return -ENOMEM;
 	/* A remount keeps the mode unless cow= is given again. */
 	if (fc->root)
-		ctx->cow_mode = CLSB(fc->root->d_sb)->cow_mode;
+		ctx->cow_mode = COWLINKFS_SB(fc->root->d_sb)->cow_mode;
 	fc->fs_private = ctx;
 	fc->ops = &cowlinkfs_context_ops;
 	return 0;

@@ -45,7 +45,7 @@
 #include <sys/stat.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
-#include "cowlinkfs.h"
+#include <linux/cowlinkfs.h>
 
 #define NSNAP	3		/* other names kept at once */
 #define HIST	12		/* operations shown on a failure */
@@ -497,7 +497,7 @@ static void setup(void)
 {
 	int on = 1, dfd = open(".", O_RDONLY | O_DIRECTORY);
 
-	if (dfd < 0 || (!plain && ioctl(dfd, COWLINK_IOC_SETCOW, &on)))
+	if (dfd < 0 || (!plain && ioctl(dfd, COWLINKFS_IOC_SETCOW, &on)))
 		fail("set the flag on the directory: %s", strerror(errno));
 	close(dfd);
 	cur = malloc(maxsize + 1);

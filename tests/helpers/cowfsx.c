@@ -79,7 +79,7 @@
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
-#include "cowlinkfs.h"
+#include <linux/cowlinkfs.h>
 
 #define CAP	65536		/* no file grows past this */
 #define MAXD	3		/* directories */
@@ -582,7 +582,7 @@ static const char *xname(int i, char *s)
 static int ioc_getcow(int fd, int *v)
 {
 	*v = -1;
-	return ioctl(fd, COWLINK_IOC_GETCOW, v);
+	return ioctl(fd, COWLINKFS_IOC_GETCOW, v);
 }
 
 static void check_flag(int fd, int want, const char *what)
@@ -1343,7 +1343,7 @@ static int ioc_setcow(const char *p, int v, int dir)
 
 	if (fd < 0)
 		return -1;
-	r = ioctl(fd, COWLINK_IOC_SETCOW, &v);
+	r = ioctl(fd, COWLINKFS_IOC_SETCOW, &v);
 	e = errno;
 	close(fd);
 	errno = e;

@@ -41,6 +41,8 @@
  *                              "b" at offset 0 with RWF_APPEND
  *   try fdino PATH FLAGS STRING  st_ino of the fd after open and after a
  *                               write of STRING at offset 0: "INO1 INO2"
+ *   try idmapmount SRC DST     bind SRC on DST as an idmapped mount (ids 0
+ *                              of a new user namespace map to 1000)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,6 +54,9 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -59,7 +64,7 @@
 #include <sys/xattr.h>
 #include <linux/fs.h>
 #include <time.h>
-#include "cowlinkfs.h"
+#include <linux/cowlinkfs.h>
 
 static int res(long r)
 {
@@ -206,317 +211,587 @@ static int do_failnth(char **a)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int op_open(char **a)
+{
+	int fd;
+
+	fd = open(a[0], open_flags(a[1]), 0644);
+	if (fd >= 0)
+		close(fd);
+	return res(fd);
+}
+
+static int op_write(char **a)
+{
+	long r;
+	int fd;
+
+	fd = open(a[0], O_WRONLY);
+	if (fd < 0)
+		return res(fd);
+	r = pwrite(fd, a[2], strlen(a[2]), atol(a[1]));
+	close(fd);
+	return res(r);
+}
+
+static int op_append(char **a)
+{
+	long r;
+	int fd;
+
+	fd = open(a[0], O_WRONLY | O_APPEND);
+	if (fd < 0)
+		return res(fd);
+	r = write(fd, a[1], strlen(a[1]));
+	close(fd);
+	return res(r);
+}
+
+static int op_read(char **a)
+{
+	size_t len = atol(a[2]);
+	char buf[65536];
+	long r;
+	int fd;
+
+	fd = open(a[0], O_RDONLY);
+	if (fd < 0 || len > sizeof(buf))
+		return res(-1);
+	r = pread(fd, buf, len, atol(a[1]));
+	close(fd);
+	if (r < 0)
+		return res(r);
+	printf("%.*s\n", (int)r, buf);
+	return 0;
+}
+
+static int op_truncate(char **a)
+{
+	return res(truncate(a[0], atol(a[1])));
+}
+
+static int op_link(char **a)
+{
+	return res(link(a[0], a[1]));
+}
+
+static int op_rename(char **a)
+{
+	unsigned int fl = 0;
+
+	if (a[2] && !strcmp(a[2], "noreplace"))
+		fl = RENAME_NOREPLACE;
+	else if (a[2] && !strcmp(a[2], "exchange"))
+		fl = RENAME_EXCHANGE;
+	else if (a[2] && !strcmp(a[2], "whiteout"))
+		fl = RENAME_WHITEOUT;
+	return res(renameat2(AT_FDCWD, a[0], AT_FDCWD, a[1], fl));
+}
+
+static int op_unlink(char **a)
+{
+	return res(unlink(a[0]));
+}
+
+static int op_rmdir(char **a)
+{
+	return res(rmdir(a[0]));
+}
+
+static int op_mkdir(char **a)
+{
+	return res(mkdir(a[0], 0755));
+}
+
+static int op_mkfifo(char **a)
+{
+	return res(mkfifo(a[0], 0644));
+}
+
+static int op_symlink(char **a)
+{
+	return res(symlink(a[0], a[1]));
+}
+
+static int op_chmod(char **a)
+{
+	return res(chmod(a[0], strtol(a[1], NULL, 8)));
+}
+
+static int op_chown(char **a)
+{
+	return res(chown(a[0], atoi(a[1]), atoi(a[2])));
+}
+
+static int op_utime(char **a)
+{
+	struct timespec ts[2] = { { atol(a[1]), 0 }, { atol(a[1]), 0 } };
+
+	return res(utimensat(AT_FDCWD, a[0], ts, 0));
+}
+
+static int op_getcow(char **a)
+{
+	long r;
+	int fd, v;
+
+	fd = open(a[0], O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return res(fd);
+	r = ioctl(fd, COWLINKFS_IOC_GETCOW, &v);
+	close(fd);
+	if (r < 0)
+		return res(r);
+	printf("%d\n", v);
+	return 0;
+}
+
+static int op_setcow(char **a)
+{
+	long r;
+	int fd, v;
+
+	v = atoi(a[1]);
+	fd = open(a[0], O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return res(fd);
+	r = ioctl(fd, COWLINKFS_IOC_SETCOW, &v);
+	close(fd);
+	return res(r);
+}
+
+static int op_mmapwrite(char **a)
+{
+	return do_mmap(a, 1);
+}
+
+static int op_mmapread(char **a)
+{
+	return do_mmap(a, 0);
+}
+
+static int op_flock(char **a)
+{
+	int fd;
+
+	fd = open(a[0], O_RDONLY);
+	if (fd < 0)
+		return res(fd);
+	return res(flock(fd, LOCK_EX | LOCK_NB));
+}
+
+static int op_posixlock(char **a)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int fd;
+
+	fd = open(a[0], O_RDWR);
+	if (fd < 0)
+		return res(fd);
+	return res(fcntl(fd, F_SETLK, &fl));
+}
+
+static int op_hold(char **a)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int fd;
+
+	fd = open(a[0], O_RDWR);
+	if (fd < 0 || flock(fd, LOCK_EX) || fcntl(fd, F_SETLK, &fl))
+		return res(-1);
+	printf("OK\n");
+	fflush(stdout);
+	sleep(atoi(a[1]));
+	return 0;
+}
+
+static int op_holdwrite(char **a)
+{
+	int fd;
+
+	fd = open(a[0], O_WRONLY);
+	if (fd < 0)
+		return res(fd);
+	printf("OK\n");
+	fflush(stdout);
+	sleep(atoi(a[1]));
+	return 0;
+}
+
+static int op_setxattr(char **a)
+{
+	int fl = 0;
+
+	if (a[3] && !strcmp(a[3], "create"))
+		fl = XATTR_CREATE;
+	else if (a[3] && !strcmp(a[3], "replace"))
+		fl = XATTR_REPLACE;
+	else if (a[3])
+		return usage();
+	return res(setxattr(a[0], a[1], a[2], strlen(a[2]), fl));
+}
+
+static int op_getxattr(char **a)
 {
 	char buf[65536];
-	char **a = argv + 2;
-	const char *op;
-	int n = argc - 2;
-	int fd, fd2, v;
 	long r;
 
-	if (argc < 3)
+	r = getxattr(a[0], a[1], buf, sizeof(buf));
+	if (r < 0)
+		return res(r);
+	printf("%.*s\n", (int)r, buf);
+	return 0;
+}
+
+static int op_removexattr(char **a)
+{
+	return res(removexattr(a[0], a[1]));
+}
+
+static int op_listxattr(char **a)
+{
+	char *s;
+	char buf[65536];
+	long r;
+
+	r = listxattr(a[0], buf, sizeof(buf));
+	if (r < 0)
+		return res(r);
+	for (s = buf; s < buf + r; s += strlen(s) + 1)
+		printf("%s\n", s);
+	return 0;
+}
+
+static int op_listxattr_sized(char **a)
+{
+	size_t size = atol(a[1]);
+	char *s;
+	char buf[65536];
+	long r;
+
+	if (size > sizeof(buf))
 		return usage();
-	op = argv[1];
-
-	if (!strcmp(op, "open") && n == 2) {
-		fd = open(a[0], open_flags(a[1]), 0644);
-		if (fd >= 0)
-			close(fd);
-		return res(fd);
-	}
-	if (!strcmp(op, "write") && n == 3) {
-		fd = open(a[0], O_WRONLY);
-		if (fd < 0)
-			return res(fd);
-		r = pwrite(fd, a[2], strlen(a[2]), atol(a[1]));
-		close(fd);
+	/* Whatever the kernel must not touch past SIZE stays marked. */
+	memset(buf, 0x5a, sizeof(buf));
+	r = listxattr(a[0], size ? buf : NULL, size);
+	if (r < 0)
 		return res(r);
-	}
-	if (!strcmp(op, "append") && n == 2) {
-		fd = open(a[0], O_WRONLY | O_APPEND);
-		if (fd < 0)
-			return res(fd);
-		r = write(fd, a[1], strlen(a[1]));
-		close(fd);
-		return res(r);
-	}
-	if (!strcmp(op, "read") && n == 3) {
-		size_t len = atol(a[2]);
-
-		fd = open(a[0], O_RDONLY);
-		if (fd < 0 || len > sizeof(buf))
-			return res(-1);
-		r = pread(fd, buf, len, atol(a[1]));
-		close(fd);
-		if (r < 0)
-			return res(r);
-		printf("%.*s\n", (int)r, buf);
-		return 0;
-	}
-	if (!strcmp(op, "truncate") && n == 2)
-		return res(truncate(a[0], atol(a[1])));
-	if (!strcmp(op, "link") && n == 2)
-		return res(link(a[0], a[1]));
-	if (!strcmp(op, "rename") && (n == 2 || n == 3)) {
-		unsigned int fl = 0;
-
-		if (n == 3 && !strcmp(a[2], "noreplace"))
-			fl = RENAME_NOREPLACE;
-		else if (n == 3 && !strcmp(a[2], "exchange"))
-			fl = RENAME_EXCHANGE;
-		else if (n == 3 && !strcmp(a[2], "whiteout"))
-			fl = RENAME_WHITEOUT;
-		return res(renameat2(AT_FDCWD, a[0], AT_FDCWD, a[1], fl));
-	}
-	if (!strcmp(op, "unlink") && n == 1)
-		return res(unlink(a[0]));
-	if (!strcmp(op, "rmdir") && n == 1)
-		return res(rmdir(a[0]));
-	if (!strcmp(op, "mkdir") && n == 1)
-		return res(mkdir(a[0], 0755));
-	if (!strcmp(op, "mkfifo") && n == 1)
-		return res(mkfifo(a[0], 0644));
-	if (!strcmp(op, "symlink") && n == 2)
-		return res(symlink(a[0], a[1]));
-	if (!strcmp(op, "chmod") && n == 2)
-		return res(chmod(a[0], strtol(a[1], NULL, 8)));
-	if (!strcmp(op, "chown") && n == 3)
-		return res(chown(a[0], atoi(a[1]), atoi(a[2])));
-	if (!strcmp(op, "utime") && n == 2) {
-		struct timespec ts[2] = { { atol(a[1]), 0 }, { atol(a[1]), 0 } };
-
-		return res(utimensat(AT_FDCWD, a[0], ts, 0));
-	}
-	if (!strcmp(op, "getcow") && n == 1) {
-		fd = open(a[0], O_RDONLY | O_NONBLOCK);
-		if (fd < 0)
-			return res(fd);
-		r = ioctl(fd, COWLINK_IOC_GETCOW, &v);
-		close(fd);
-		if (r < 0)
-			return res(r);
-		printf("%d\n", v);
-		return 0;
-	}
-	if (!strcmp(op, "setcow") && n == 2) {
-		v = atoi(a[1]);
-		fd = open(a[0], O_RDONLY | O_NONBLOCK);
-		if (fd < 0)
-			return res(fd);
-		r = ioctl(fd, COWLINK_IOC_SETCOW, &v);
-		close(fd);
-		return res(r);
-	}
-	if (!strcmp(op, "mmapwrite") && n == 3)
-		return do_mmap(a, 1);
-	if (!strcmp(op, "mmapread") && n == 3)
-		return do_mmap(a, 0);
-	if (!strcmp(op, "flock") && n == 1) {
-		fd = open(a[0], O_RDONLY);
-		if (fd < 0)
-			return res(fd);
-		return res(flock(fd, LOCK_EX | LOCK_NB));
-	}
-	if (!strcmp(op, "posixlock") && n == 1) {
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-
-		fd = open(a[0], O_RDWR);
-		if (fd < 0)
-			return res(fd);
-		return res(fcntl(fd, F_SETLK, &fl));
-	}
-	if (!strcmp(op, "hold") && n == 2) {
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-
-		fd = open(a[0], O_RDWR);
-		if (fd < 0 || flock(fd, LOCK_EX) || fcntl(fd, F_SETLK, &fl))
-			return res(-1);
-		printf("OK\n");
-		fflush(stdout);
-		sleep(atoi(a[1]));
-		return 0;
-	}
-	if (!strcmp(op, "holdwrite") && n == 2) {
-		fd = open(a[0], O_WRONLY);
-		if (fd < 0)
-			return res(fd);
-		printf("OK\n");
-		fflush(stdout);
-		sleep(atoi(a[1]));
-		return 0;
-	}
-	if (!strcmp(op, "setxattr") && (n == 3 || n == 4)) {
-		int fl = 0;
-
-		if (n == 4 && !strcmp(a[3], "create"))
-			fl = XATTR_CREATE;
-		else if (n == 4 && !strcmp(a[3], "replace"))
-			fl = XATTR_REPLACE;
-		else if (n == 4)
-			return usage();
-		return res(setxattr(a[0], a[1], a[2], strlen(a[2]), fl));
-	}
-	if (!strcmp(op, "getxattr") && n == 2) {
-		r = getxattr(a[0], a[1], buf, sizeof(buf));
-		if (r < 0)
-			return res(r);
-		printf("%.*s\n", (int)r, buf);
-		return 0;
-	}
-	if (!strcmp(op, "removexattr") && n == 2)
-		return res(removexattr(a[0], a[1]));
-	if (!strcmp(op, "listxattr") && n == 1) {
-		char *s;
-
-		r = listxattr(a[0], buf, sizeof(buf));
-		if (r < 0)
-			return res(r);
-		for (s = buf; s < buf + r; s += strlen(s) + 1)
-			printf("%s\n", s);
-		return 0;
-	}
-	if (!strcmp(op, "listxattr_sized") && n == 2) {
-		size_t size = atol(a[1]);
-		char *s;
-
-		if (size > sizeof(buf))
-			return usage();
-		/* Whatever the kernel must not touch past SIZE stays marked. */
-		memset(buf, 0x5a, sizeof(buf));
-		r = listxattr(a[0], size ? buf : NULL, size);
-		if (r < 0)
-			return res(r);
-		if (!size) {
-			printf("%ld\n", r);
-			return 0;
-		}
-		if ((size_t)r > size || (r && buf[r - 1]) ||
-		    ((size_t)r < sizeof(buf) && buf[r] != 0x5a)) {
-			printf("BAD LIST: %ld bytes for a buffer of %zu\n", r, size);
-			return 0;
-		}
-		for (s = buf; s < buf + r; s += strlen(s) + 1)
-			printf("%s\n", s);
-		return 0;
-	}
-	if (!strcmp(op, "listxattr_size") && n == 1) {
-		r = listxattr(a[0], NULL, 0);
-		if (r < 0)
-			return res(r);
+	if (!size) {
 		printf("%ld\n", r);
 		return 0;
 	}
-	if (!strcmp(op, "getflags") && n == 1) {
-		fd = open(a[0], O_RDONLY);
-		if (fd < 0)
-			return res(fd);
-		r = ioctl(fd, FS_IOC_GETFLAGS, &v);
-		close(fd);
-		if (r < 0)
-			return res(r);
-		printf("%x\n", v);
+	if ((size_t)r > size || (r && buf[r - 1]) ||
+	    ((size_t)r < sizeof(buf) && buf[r] != 0x5a)) {
+		printf("BAD LIST: %ld bytes for a buffer of %zu\n", r, size);
 		return 0;
 	}
-	if (!strcmp(op, "setflags") && n == 2) {
-		v = strtol(a[1], NULL, 16);
-		fd = open(a[0], O_RDONLY);
-		if (fd < 0)
-			return res(fd);
-		r = ioctl(fd, FS_IOC_SETFLAGS, &v);
-		close(fd);
-		return res(r);
-	}
-	if (!strcmp(op, "fallocate") && n == 3) {
-		fd = open(a[0], O_WRONLY);
-		if (fd < 0)
-			return res(fd);
-		r = fallocate(fd, 0, atol(a[1]), atol(a[2]));
-		close(fd);
-		return res(r);
-	}
-	if (!strcmp(op, "copyrange") && n == 3) {
-		fd = open(a[0], O_RDONLY);
-		fd2 = open(a[1], O_WRONLY | O_CREAT, 0644);
-		if (fd < 0 || fd2 < 0)
-			return res(-1);
-		r = copy_file_range(fd, NULL, fd2, NULL, atol(a[2]), 0);
-		return res(r);
-	}
-	if (!strcmp(op, "clone") && n == 2) {
-		fd = open(a[0], O_RDONLY);
-		fd2 = open(a[1], O_WRONLY | O_CREAT, 0644);
-		if (fd < 0 || fd2 < 0)
-			return res(-1);
-		return res(ioctl(fd2, FICLONE, fd));
-	}
-	if (!strcmp(op, "statfs") && n == 1) {
-		struct statfs st;
+	for (s = buf; s < buf + r; s += strlen(s) + 1)
+		printf("%s\n", s);
+	return 0;
+}
 
-		if (statfs(a[0], &st) < 0)
-			return res(-1);
-		printf("%lx\n", (unsigned long)st.f_type);
-		return 0;
-	}
-	if (!strcmp(op, "fdino") && n == 3) {
-		struct stat st1, st2;
+static int op_listxattr_size(char **a)
+{
+	long r;
 
-		fd = open(a[0], open_flags(a[1]));
-		if (fd < 0 || fstat(fd, &st1))
-			return res(-1);
-		if (pwrite(fd, a[2], strlen(a[2]), 0) < 0 || fstat(fd, &st2))
-			return res(-1);
-		close(fd);
-		printf("%lu %lu\n", (unsigned long)st1.st_ino,
-		       (unsigned long)st2.st_ino);
-		return 0;
-	}
-	if (!strcmp(op, "mount") && (n == 2 || n == 3))
-		return res(mount(a[0], a[1], "cowlinkfs", 0, n == 3 ? a[2] : NULL));
-	if (!strcmp(op, "umount") && n == 1)
-		return res(umount(a[0]));
-	if (!strcmp(op, "mmaphold") && n == 3) {
-		size_t len = strlen(a[2]);
-		char *p;
-
-		fd = open(a[0], O_RDWR);
-		if (fd < 0)
-			return res(fd);
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED)
-			return res(-1);
-		close(fd);		/* only the mapping holds the file now */
-		printf("OK\n");
-		fflush(stdout);
-		sleep(atoi(a[1]));
-		memcpy(p, a[2], len);
-		return res(msync(p, len, MS_SYNC));
-	}
-	if (!strcmp(op, "failnth") && n == 3)
-		return do_failnth(a);
-	if (!strcmp(op, "remount") && n == 2)
-		return res(mount("none", a[0], NULL, MS_REMOUNT, a[1]));
-	if (!strcmp(op, "setfl_append") && n == 1)
-		return do_setfl(a[0], 1);
-	if (!strcmp(op, "clearfl_append") && n == 1)
-		return do_setfl(a[0], 0);
-	if (!strcmp(op, "rwf_append") && n == 1) {
-		char b[] = "b";
-		struct iovec iov = { .iov_base = b, .iov_len = 1 };
-
-		fd = open(a[0], O_WRONLY);
-		if (fd < 0)
-			return res(fd);
-		errno = 0;
-		r = pwrite(fd, "aaaa", 4, 0);
-		if (r == 4)
-			r = pwritev2(fd, &iov, 1, 0, RWF_APPEND) == 1 ? 0 : -1;
-		else
-			r = -1;
-		if (r && !errno)
-			errno = EIO;	/* a short write */
-		close(fd);
+	r = listxattr(a[0], NULL, 0);
+	if (r < 0)
 		return res(r);
+	printf("%ld\n", r);
+	return 0;
+}
+
+static int op_getflags(char **a)
+{
+	long r;
+	int fd, v;
+
+	fd = open(a[0], O_RDONLY);
+	if (fd < 0)
+		return res(fd);
+	r = ioctl(fd, FS_IOC_GETFLAGS, &v);
+	close(fd);
+	if (r < 0)
+		return res(r);
+	printf("%x\n", v);
+	return 0;
+}
+
+static int op_setflags(char **a)
+{
+	long r;
+	int fd, v;
+
+	v = strtol(a[1], NULL, 16);
+	fd = open(a[0], O_RDONLY);
+	if (fd < 0)
+		return res(fd);
+	r = ioctl(fd, FS_IOC_SETFLAGS, &v);
+	close(fd);
+	return res(r);
+}
+
+static int op_fallocate(char **a)
+{
+	long r;
+	int fd;
+
+	fd = open(a[0], O_WRONLY);
+	if (fd < 0)
+		return res(fd);
+	r = fallocate(fd, 0, atol(a[1]), atol(a[2]));
+	close(fd);
+	return res(r);
+}
+
+static int op_copyrange(char **a)
+{
+	long r;
+	int fd, fd2;
+
+	fd = open(a[0], O_RDONLY);
+	fd2 = open(a[1], O_WRONLY | O_CREAT, 0644);
+	if (fd < 0 || fd2 < 0)
+		return res(-1);
+	r = copy_file_range(fd, NULL, fd2, NULL, atol(a[2]), 0);
+	return res(r);
+}
+
+static int op_clone(char **a)
+{
+	int fd, fd2;
+
+	fd = open(a[0], O_RDONLY);
+	fd2 = open(a[1], O_WRONLY | O_CREAT, 0644);
+	if (fd < 0 || fd2 < 0)
+		return res(-1);
+	return res(ioctl(fd2, FICLONE, fd));
+}
+
+static int op_statfs(char **a)
+{
+	struct statfs st;
+
+	if (statfs(a[0], &st) < 0)
+		return res(-1);
+	printf("%lx\n", (unsigned long)st.f_type);
+	return 0;
+}
+
+static int op_fdino(char **a)
+{
+	struct stat st1, st2;
+	int fd;
+
+	fd = open(a[0], open_flags(a[1]));
+	if (fd < 0 || fstat(fd, &st1))
+		return res(-1);
+	if (pwrite(fd, a[2], strlen(a[2]), 0) < 0 || fstat(fd, &st2))
+		return res(-1);
+	close(fd);
+	printf("%lu %lu\n", (unsigned long)st1.st_ino,
+	       (unsigned long)st2.st_ino);
+	return 0;
+}
+
+static int op_mount(char **a)
+{
+	return res(mount(a[0], a[1], "cowlinkfs", 0, a[2]));
+}
+
+static int op_umount(char **a)
+{
+	return res(umount(a[0]));
+}
+
+static int op_mmaphold(char **a)
+{
+	size_t len = strlen(a[2]);
+	char *p;
+	int fd;
+
+	fd = open(a[0], O_RDWR);
+	if (fd < 0)
+		return res(fd);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return res(-1);
+	close(fd);		/* only the mapping holds the file now */
+	printf("OK\n");
+	fflush(stdout);
+	sleep(atoi(a[1]));
+	memcpy(p, a[2], len);
+	return res(msync(p, len, MS_SYNC));
+}
+
+static int op_failnth(char **a)
+{
+	return do_failnth(a);
+}
+
+static int op_remount(char **a)
+{
+	return res(mount("none", a[0], NULL, MS_REMOUNT, a[1]));
+}
+
+static int op_setfl_append(char **a)
+{
+	return do_setfl(a[0], 1);
+}
+
+static int op_clearfl_append(char **a)
+{
+	return do_setfl(a[0], 0);
+}
+
+static int op_rwf_append(char **a)
+{
+	char b[] = "b";
+	struct iovec iov = { .iov_base = b, .iov_len = 1 };
+	long r;
+	int fd;
+
+	fd = open(a[0], O_WRONLY);
+	if (fd < 0)
+		return res(fd);
+	errno = 0;
+	r = pwrite(fd, "aaaa", 4, 0);
+	if (r == 4)
+		r = pwritev2(fd, &iov, 1, 0, RWF_APPEND) == 1 ? 0 : -1;
+	else
+		r = -1;
+	if (r && !errno)
+		errno = EIO;	/* a short write */
+	close(fd);
+	return res(r);
+}
+
+/* Write @s to /proc/PID/@file. */
+static int write_proc(pid_t pid, const char *file, const char *s)
+{
+	char path[64];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * An idmapped bind mount of a[0] on a[1]: a child unshares a user
+ * namespace, whose uid and gid 0 we map to 1000; its namespace is the
+ * mount's idmapping (open_tree(), mount_setattr(), move_mount()).
+ */
+static int op_idmapmount(char **a)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
+	int ready[2], done[2], tree = -1, ns = -1, r = -1, err = 0;
+	char path[64], c;
+	pid_t pid;
+
+	if (pipe(ready) || pipe(done))
+		return res(-1);
+	pid = fork();
+	if (pid < 0)
+		return res(-1);
+	if (!pid) {
+		c = unshare(CLONE_NEWUSER) ? 'n' : 'y';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		close(done[1]);
+		while (read(done[0], &c, 1) > 0)
+			;
+		_exit(0);
 	}
+	close(done[0]);
+	if (read(ready[0], &c, 1) == 1 && c == 'y' &&
+	    !write_proc(pid, "uid_map", "0 1000 1\n") &&
+	    !write_proc(pid, "gid_map", "0 1000 1\n")) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		ns = open(path, O_RDONLY | O_CLOEXEC);
+		tree = syscall(SYS_open_tree, AT_FDCWD, a[0],
+			       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		attr.userns_fd = ns;
+		if (ns >= 0 && tree >= 0 &&
+		    !syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH,
+			     &attr, sizeof(attr)))
+			r = syscall(SYS_move_mount, tree, "", AT_FDCWD, a[1],
+				    MOVE_MOUNT_F_EMPTY_PATH);
+	}
+	if (r < 0)
+		err = errno;
+	close(done[1]);
+	waitpid(pid, NULL, 0);
+	errno = err;
+	return res(r);
+}
+
+struct op {
+	const char *name;
+	int min_args, max_args;
+	int (*run)(char **a);
+};
+
+static const struct op ops[] = {
+	{ "open", 2, 2, op_open },
+	{ "write", 3, 3, op_write },
+	{ "append", 2, 2, op_append },
+	{ "read", 3, 3, op_read },
+	{ "truncate", 2, 2, op_truncate },
+	{ "link", 2, 2, op_link },
+	{ "rename", 2, 3, op_rename },
+	{ "unlink", 1, 1, op_unlink },
+	{ "rmdir", 1, 1, op_rmdir },
+	{ "mkdir", 1, 1, op_mkdir },
+	{ "mkfifo", 1, 1, op_mkfifo },
+	{ "symlink", 2, 2, op_symlink },
+	{ "chmod", 2, 2, op_chmod },
+	{ "chown", 3, 3, op_chown },
+	{ "utime", 2, 2, op_utime },
+	{ "getcow", 1, 1, op_getcow },
+	{ "setcow", 2, 2, op_setcow },
+	{ "mmapwrite", 3, 3, op_mmapwrite },
+	{ "mmapread", 3, 3, op_mmapread },
+	{ "flock", 1, 1, op_flock },
+	{ "posixlock", 1, 1, op_posixlock },
+	{ "hold", 2, 2, op_hold },
+	{ "holdwrite", 2, 2, op_holdwrite },
+	{ "setxattr", 3, 4, op_setxattr },
+	{ "getxattr", 2, 2, op_getxattr },
+	{ "removexattr", 2, 2, op_removexattr },
+	{ "listxattr", 1, 1, op_listxattr },
+	{ "listxattr_sized", 2, 2, op_listxattr_sized },
+	{ "listxattr_size", 1, 1, op_listxattr_size },
+	{ "getflags", 1, 1, op_getflags },
+	{ "setflags", 2, 2, op_setflags },
+	{ "fallocate", 3, 3, op_fallocate },
+	{ "copyrange", 3, 3, op_copyrange },
+	{ "clone", 2, 2, op_clone },
+	{ "statfs", 1, 1, op_statfs },
+	{ "fdino", 3, 3, op_fdino },
+	{ "idmapmount", 2, 2, op_idmapmount },
+	{ "mount", 2, 3, op_mount },
+	{ "umount", 1, 1, op_umount },
+	{ "mmaphold", 3, 3, op_mmaphold },
+	{ "failnth", 3, 3, op_failnth },
+	{ "remount", 2, 2, op_remount },
+	{ "setfl_append", 1, 1, op_setfl_append },
+	{ "clearfl_append", 1, 1, op_clearfl_append },
+	{ "rwf_append", 1, 1, op_rwf_append },
+};
+
+int main(int argc, char **argv)
+{
+	int n = argc - 2;
+	size_t i;
+
+	for (i = 0; argc >= 3 && i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(argv[1], ops[i].name) && n >= ops[i].min_args &&
+		    n <= ops[i].max_args)
+			return ops[i].run(argv + 2);
 	return usage();
 }

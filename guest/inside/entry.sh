@@ -30,11 +30,11 @@ crash1 | crash2)
 	sh $T/tests/$mode.sh
 	;;
 demo)
-	sh $T/tests/demo.sh </dev/null
+	sh $T/guest/inside/demo.sh </dev/null
 	;;
 shell)
-	sh $T/tests/mount-all.sh
-	echo "cowlinkfs is mounted on /mnt/ext2 /mnt/ext3 /mnt/ext4 /mnt/xfs /mnt/tmpfs (lowers in /lower); exit to power off"
+	sh $T/guest/inside/mount-all.sh
+	echo "cowlinkfs is mounted on /mnt/FS for FS in: $(cat $T/tests/lowers) (lowers in /lower); exit to power off"
 	tty=/dev/$(cat /sys/class/tty/console/active)
 	setsid sh -c "exec bash -i <>$tty >&0 2>&1"
 	;;

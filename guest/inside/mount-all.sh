@@ -3,7 +3,7 @@
 # the interactive shell.
 set -eu
 . /t/tests/lower.sh
-for fs in ext2 ext3 ext4 xfs tmpfs; do
+for fs in $(cat /t/tests/lowers); do
 	mkdir -p /lower/$fs /mnt/$fs
 	mount_lower $fs
 	mkdir -p /lower/$fs/tree

@@ -1,24 +1,28 @@
 #!/bin/bash
 # Host: judge the runs named as arguments from the results they left
-# (unit: the host unit tests, test: the suite, crash2: the crash test,
-# debug: the debug leg, soak: make soak): one line per test, then
-# "N passed, N failed".  Fails on a failed test, a missing or short plan,
+# (unit: the host unit tests, test: the suite, check: make check, crash2:
+# the crash test, debug: the debug leg, soak: make soak): one line per
+# test, then "N passed, N failed".  Fails on a failed test, a missing or short plan,
 # and a kernel warning, oops or lockdep report in any guest log.
 set -eu
-. "$(dirname "$0")/../guest/lib.sh"
+. "$(dirname "$0")/../../guest/lib.sh"
 
 L=$COWLINKFS_LOGS
 passed=0
 failed=0
-splat='WARNING:|BUG:|Oops|circular locking|possible recursive locking|INFO: task .* blocked|Call trace:|general protection|Kernel panic|KASAN|KFENCE|ODEBUG|UBSAN'
+# What a kernel splat looks like, as guest-run.sh reads it in the guest.
+splat=$(cat "$COWLINKFS_TOP/tests/splat.ere")
 
 runs=${*:?usage: report.sh RUN...}
 for run in $runs; do
 	tap=$L/results-$run/tap
 	p=0
 	f=0
+	s=0
 	if [ -s "$tap" ]; then
-		p=$(grep -c '^ok ' "$tap" || true)
+		# A skip is not a pass: "ok N NAME # SKIP reason" counts apart.
+		s=$(grep -c '^ok .* # SKIP' "$tap" || true)
+		p=$(($(grep -c '^ok ' "$tap" || true) - s))
 		f=$(grep -c '^not ok ' "$tap" || true)
 		grep '^not ok' "$tap" | sed 's/^/# failed: /' || true
 	fi
@@ -27,13 +31,13 @@ for run in $runs; do
 		echo "not ok - $run: the guest ran nothing (plan 1..0)"
 		f=$((f + 1))
 	elif [ -z "$plan" ]; then
-		echo "not ok - $run: the guest never finished (no plan line); see $L/guest-$run.log"
+		echo "not ok - $run: no plan line (the guest never got that far); see $L/guest-$run.log"
 		f=$((f + 1))
-	elif [ "$plan" != $((p + f)) ]; then
-		echo "not ok - $run: the guest ran $((p + f)) of $plan tests"
+	elif [ "$plan" != $((p + f + s)) ]; then
+		echo "not ok - $run: the guest ran $((p + f + s)) of $plan tests"
 		f=$((f + 1))
 	fi
-	echo "# $run: $p passed, $f failed (results in $L/results-$run)"
+	echo "# $run: $p passed, $f failed, $s skipped (results in $L/results-$run)"
 	passed=$((passed + p))
 	failed=$((failed + f))
 done

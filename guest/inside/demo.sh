@@ -4,8 +4,9 @@ set -eu
 step() { printf '\n=== %s\n' "$*"; }
 ms() { date +%s%3N; }
 
+. /t/tests/lower.sh
 mkdir -p /lower/ext3 /mnt/demo
-mount "$(blkid -L cl-ext3)" /lower/ext3
+mount_lower ext3
 rm -rf /lower/ext3/demo
 mkdir /lower/ext3/demo
 mount -t cowlinkfs /lower/ext3/demo /mnt/demo

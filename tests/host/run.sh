@@ -1,12 +1,13 @@
 #!/bin/bash
 # The suite, as `make test` and CI run it: host unit tests of tools/, then
 # build what is missing and run every test in the arm64 guest, then the
-# crash test (two boots: power cut during link breaks, then a check), then
-# a miniature make bench, then the debug leg (t_cow and t_model on the
-# debug kernel, see DEBUG_* below), and report.  ONLY, LOWERS, KERNEL or
+# static checks of make check, then the crash test (two boots: power cut
+# during link breaks, then a check), then a miniature make bench, then the
+# debug leg (t_cow and t_model on the debug kernel, see DEBUG_* below),
+# and report.  ONLY, LOWERS, KERNEL or
 # ARCH=x86_64 runs the guest suite alone.
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
 # The debug leg: what of the suite CI can afford on the debug kernel
 # (KASAN, kmemleak, ...), which runs it 5-6 times slower: on ext4 alone
@@ -17,7 +18,7 @@ rm -rf "$COWLINKFS_LOGS"/results-* "$COWLINKFS_LOGS"/guest-*.log
 rc=0
 # Every leg is judged, also one skipped after a failure (as "never finished").
 runs=(unit "test$ARCH_SUFFIX")
-[ -n "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ] || runs+=(crash2 bench debug)
+[ -n "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ] || runs+=(check crash2 bench debug)
 say "host unit tests of tools/ (make unit)"
 mkdir -p "$COWLINKFS_LOGS/results-unit"
 # report.sh judges these from the TAP they leave.
@@ -25,15 +26,18 @@ make -s -C "$top" unit >"$COWLINKFS_LOGS/results-unit/tap" 2>&1 || true
 grep -E '^not ok|passed,' "$COWLINKFS_LOGS/results-unit/tap" | sed 's/^/# unit: /'
 bash "$top/guest/pipeline.sh" test || rc=$?
 if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
+	say "static checks (make check): checkpatch --strict, sparse, W=1, shellcheck"
+	mkdir -p "$COWLINKFS_LOGS/results-check"
+	bash "$top/guest/check.sh" >"$COWLINKFS_LOGS/results-check/tap" || rc=$?
 	say "crash test 1 of 2: power cut during six link breaks"
 	bash "$top/guest/stage.sh" crash1 && bash "$top/guest/boot.sh" crash1 300 || rc=$?
 	say "crash test 2 of 2: boot again and check every name"
 	bash "$top/guest/stage.sh" crash2 && bash "$top/guest/boot.sh" crash2 300 || rc=$?
 	say "bench smoke: make bench in miniature (one round, ext4, a tree of 300 files)"
-	bash "$top/tests/run-bench.sh" smoke || rc=$?
+	bash "$top/tests/host/run-bench.sh" smoke || rc=$?
 	say "debug leg: t_{${DEBUG_ONLY// /,}}.sh on ${DEBUG_LOWERS// /, }, debug kernel"
 	KERNEL=debug ONLY=$DEBUG_ONLY LOWERS=$DEBUG_LOWERS \
 		bash "$top/guest/pipeline.sh" debug || rc=$?
 fi
-bash "$top/tests/report.sh" "${runs[@]}" || rc=1
+bash "$top/tests/host/report.sh" "${runs[@]}" || rc=1
 exit "$rc"

@@ -4,9 +4,9 @@
 # six), each run with a new seed; then the report.  KERNEL=debug runs them
 # on the debug kernel.
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
-: "${SOAK:=600}" "${SOAK_FS:=ext2 ext3 ext4 xfs xfsr tmpfs}"
+: "${SOAK:=600}" "${SOAK_FS:=$(cat "$top/tests/lowers")}"
 export SOAK SOAK_FS
 nfs=$(wc -w <<<"$SOAK_FS")
 # The last run on each lower may start just before its time is up.
@@ -15,5 +15,5 @@ say "soak: $SOAK s on each of: $SOAK_FS (guest timeout $COWLINKFS_TIMEOUT s)"
 rm -rf "$COWLINKFS_LOGS/results-soak"
 rc=0
 bash "$top/guest/pipeline.sh" soak || rc=$?
-bash "$top/tests/report.sh" soak || rc=1
+bash "$top/tests/host/report.sh" soak || rc=1
 exit "$rc"

@@ -35,7 +35,7 @@ smoke)
 *) echo "usage: run-bench.sh [smoke|profile]" >&2; exit 2 ;;
 esac
 export KERNEL
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
 : "${BENCH_FS:=ext2 ext3 ext4 xfs xfsr}" "${BENCH_ROUNDS:=5}" "${BENCH_FILES:=10000}"
 : "${BENCH_SCALE:=1000 10000 50000}" "${BENCH_META:=10000}" "${BENCH_DATA:=64}"
@@ -62,9 +62,9 @@ mkdir -p "$out"
 rc=0
 bash "$top/guest/pipeline.sh" bench || rc=$?
 if [ "$mode" = profile ]; then
-	python3 "$top/tests/bench-profile.py" "$COWLINKFS_LOGS/results-bench" "$out" || rc=1
+	python3 "$top/tests/host/bench-profile.py" "$COWLINKFS_LOGS/results-bench" "$out" || rc=1
 elif [ -s "$COWLINKFS_LOGS/results-bench/bench.csv" ]; then
-	python3 "$top/tests/bench-report.py" "$COWLINKFS_LOGS/results-bench" "$out" || rc=1
+	python3 "$top/tests/host/bench-report.py" "$COWLINKFS_LOGS/results-bench" "$out" || rc=1
 fi
-[ "$mode" = smoke ] || bash "$top/tests/report.sh" bench || rc=1
+[ "$mode" = smoke ] || bash "$top/tests/host/report.sh" bench || rc=1
 exit "$rc"

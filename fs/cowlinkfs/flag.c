@@ -2,17 +2,13 @@
 /*
  * cowlinkfs: copy-on-write hard links as a stacking filesystem.
  *
- * The COW flag: storage, inheritance and the link()/rename() rules of the
- * cowlinks patch, and the work directory that link breaks go through.
+ * The COW flag: where it is stored, how new files inherit it, and the
+ * link() and rename() rules that keep cow links among cow directories.
  */
 
 #include <linux/error-injection.h>
 #include <linux/fs.h>
-#include <linux/file.h>
-#include <linux/list.h>
 #include <linux/mount.h>
-#include <linux/namei.h>
-#include <linux/slab.h>
 #include <linux/xattr.h>
 #include "cowlinkfs.h"
 
@@ -61,7 +57,7 @@ int cowlinkfs_is_cow(struct inode *inode)
 {
 	if (!S_ISREG(inode->i_mode))
 		return 0;
-	if (READ_ONCE(CLSB(inode->i_sb)->cow_mode) == COWLINKFS_COW_ALL)
+	if (READ_ONCE(COWLINKFS_SB(inode->i_sb)->cow_mode) == COWLINKFS_COW_ALL)
 		return 1;
 	return cowlinkfs_get_cow(inode);
 }
@@ -72,43 +68,41 @@ static int cowlinkfs_write_flag(struct dentry *lower, bool on)
 	int err;
 
 	if (on)
-		return vfs_setxattr(&init_user_ns, lower, COWLINKFS_XATTR_COW,
+		return vfs_setxattr(cowlinkfs_userns(), lower, COWLINKFS_XATTR_COW,
 				    "1", 1, 0);
-	err = vfs_removexattr(&init_user_ns, lower, COWLINKFS_XATTR_COW);
+	err = vfs_removexattr(cowlinkfs_userns(), lower, COWLINKFS_XATTR_COW);
 	return err == -ENODATA ? 0 : err;
 }
 
 /**
- * cowlinkfs_set_cow - set or clear the COW flag (COWLINK_IOC_SETCOW)
+ * cowlinkfs_set_cow - set or clear the COW flag (COWLINKFS_IOC_SETCOW)
  * @file: cowlinkfs file or directory the ioctl came through
  * @on: the new value
  *
- * Like chattr, this needs ownership or CAP_FOWNER (the patch had no
- * check) and write access to the mount: a read-only mount or bind mount
- * of cowlinkfs gives EROFS.  A multi-link file that is open for writing
- * cannot become COW: its writers already share the one inode (ETXTBSY).
+ * Like chattr, this needs ownership or CAP_FOWNER, and write access to
+ * the mount: a read-only mount or bind mount of cowlinkfs gives EROFS.  A
+ * multi-link file that is open for writing cannot become COW: its writers
+ * already share the one inode (ETXTBSY).  Only regular files and
+ * directories have our file operations, and so this ioctl.
  *
  * Return: 0 or a negative errno.
  */
 int cowlinkfs_set_cow(struct file *file, bool on)
 {
 	struct inode *inode = file_inode(file);
-	struct cowlinkfs_inode *ci = CLI(inode);
-	struct vfsmount *mnt = CLSB(inode->i_sb)->lower_mnt;
+	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
 	const struct cred *old_cred;
 	struct path lowerpath;
 	struct inode *real;
 	int err;
 
-	if (!S_ISREG(inode->i_mode) && !S_ISDIR(inode->i_mode))
-		return -EINVAL;
 	if (!cowlinkfs_owner_or_capable(inode))
 		return -EPERM;
 
 	err = mnt_want_write_file(file);
 	if (err)
 		return err;
-	err = mnt_want_write(mnt);
+	err = cowlinkfs_want_write(inode->i_sb);
 	if (err)
 		goto out_drop_file;
 	mutex_lock(&ci->break_mutex);
@@ -129,7 +123,7 @@ int cowlinkfs_set_cow(struct file *file, bool on)
 	}
 	path_put(&lowerpath);
 	mutex_unlock(&ci->break_mutex);
-	mnt_drop_write(mnt);
+	cowlinkfs_drop_write(inode->i_sb);
 out_drop_file:
 	mnt_drop_write_file(file);
 	cowlinkfs_copyattr(inode);
@@ -164,8 +158,8 @@ ALLOW_ERROR_INJECTION(cowlinkfs_inherit_cow, ERRNO);
  * @inode: cowlinkfs inode being linked
  * @dir: the directory of the new name
  *
- * As in the cowlinks patch, a regular file whose flag differs from the
- * target directory's cannot be linked there (EMLINK): a cow link stays in
+ * A regular file whose flag differs from the target directory's cannot
+ * be linked there (EMLINK): a cow link stays in
  * cow directories.  A COW file that is open for writing cannot gain a name
  * either (ETXTBSY), since its writers would write to both names.
  *
@@ -181,7 +175,7 @@ int cowlinkfs_check_link(struct inode *inode, struct inode *dir)
 	cow = cowlinkfs_is_cow(inode);
 	if (cow < 0)
 		return cow;
-	if (READ_ONCE(CLSB(inode->i_sb)->cow_mode) == COWLINKFS_COW_FLAG) {
+	if (READ_ONCE(COWLINKFS_SB(inode->i_sb)->cow_mode) == COWLINKFS_COW_FLAG) {
 		dcow = cowlinkfs_get_cow(dir);
 		if (dcow < 0)
 			return dcow;
@@ -205,12 +199,10 @@ int cowlinkfs_check_link(struct inode *inode, struct inode *dir)
  * @inode: the inode being moved (may be NULL)
  * @new_dir: target directory
  *
- * What the cowlinks patch meant by cow_allow_rename(): a rename within one
- * directory always works; across directories, a regular file or directory
- * whose flag differs from the target directory's is refused with EMLINK;
- * special files and symlinks move freely.  (The patch tested
- * !S_ISREG || !S_ISDIR, which is true for everything, and so refused all
- * of them.)
+ * A rename within one directory always works; across directories, a
+ * regular file or directory whose flag differs from the target
+ * directory's is refused with EMLINK; special files and symlinks move
+ * freely.
  *
  * Return: 0, -EMLINK or another negative errno.
  */
@@ -223,7 +215,7 @@ int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
 		return 0;
 	if (!S_ISREG(inode->i_mode) && !S_ISDIR(inode->i_mode))
 		return 0;
-	if (READ_ONCE(CLSB(inode->i_sb)->cow_mode) == COWLINKFS_COW_ALL)
+	if (READ_ONCE(COWLINKFS_SB(inode->i_sb)->cow_mode) == COWLINKFS_COW_ALL)
 		return 0;
 	cow = cowlinkfs_get_cow(inode);
 	if (cow < 0)
@@ -232,105 +224,4 @@ int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
 	if (dcow < 0)
 		return dcow;
 	return cow == dcow ? 0 : -EMLINK;
-}
-
-struct cowlinkfs_name {
-	struct list_head list;
-	int len;
-	char name[];
-};
-
-struct cowlinkfs_scan {
-	struct dir_context ctx;
-	struct list_head names;
-	int count;
-	int err;
-};
-
-static bool cowlinkfs_scan_actor(struct dir_context *ctx, const char *name,
-				 int len, loff_t offset, u64 ino,
-				 unsigned int d_type)
-{
-	struct cowlinkfs_scan *scan =
-		container_of(ctx, struct cowlinkfs_scan, ctx);
-	struct cowlinkfs_name *n;
-
-	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
-		return true;
-	n = kmalloc(struct_size(n, name, len + 1), GFP_KERNEL);
-	if (!n) {
-		scan->err = -ENOMEM;
-		return false;
-	}
-	memcpy(n->name, name, len);
-	n->name[len] = '\0';
-	n->len = len;
-	list_add_tail(&n->list, &scan->names);
-	scan->count++;
-	return true;
-}
-
-/**
- * cowlinkfs_clean_workdir - remove what interrupted link breaks left
- * @sb: cowlinkfs superblock, with the mounter's credentials in force
- *
- * A break links its finished copy into the work directory and renames it
- * over the broken name.  A crash between the two leaves a complete but
- * unused copy here; nothing else ever lives here, so all of it goes.
- *
- * Return: 0 or a negative errno.
- */
-int cowlinkfs_clean_workdir(struct super_block *sb)
-{
-	struct cowlinkfs_sb_info *sbi = CLSB(sb);
-	struct path path = { .mnt = sbi->lower_mnt, .dentry = sbi->workdir };
-	struct inode *dir = d_inode(sbi->workdir);
-	struct cowlinkfs_scan scan = {
-		.ctx.actor = cowlinkfs_scan_actor,
-		.names = LIST_HEAD_INIT(scan.names),
-	};
-	struct cowlinkfs_name *n, *tmp;
-	struct file *file;
-	int removed = 0;
-	int err;
-
-	file = dentry_open(&path, O_RDONLY | O_DIRECTORY, current_cred());
-	if (IS_ERR(file))
-		return PTR_ERR(file);
-	do {
-		scan.count = 0;
-		err = iterate_dir(file, &scan.ctx);
-	} while (!err && !scan.err && scan.count);
-	fput(file);
-	err = err ?: scan.err;
-
-	if (!err && !list_empty(&scan.names))
-		err = mnt_want_write(sbi->lower_mnt);
-	if (!err && !list_empty(&scan.names)) {
-		inode_lock_nested(dir, I_MUTEX_PARENT);
-		list_for_each_entry(n, &scan.names, list) {
-			struct dentry *d = lookup_one_len(n->name, sbi->workdir,
-							  n->len);
-
-			if (IS_ERR(d)) {
-				err = PTR_ERR(d);
-				break;
-			}
-			if (d_is_positive(d) && !d_is_dir(d)) {
-				err = vfs_unlink(&init_user_ns, dir, d, NULL);
-				removed += !err;
-			}
-			dput(d);
-			if (err)
-				break;
-		}
-		inode_unlock(dir);
-		mnt_drop_write(sbi->lower_mnt);
-	}
-	list_for_each_entry_safe(n, tmp, &scan.names, list)
-		kfree(n);
-	if (removed)
-		pr_info("removed %d leftover(s) of interrupted link breaks\n",
-			removed);
-	return err;
 }

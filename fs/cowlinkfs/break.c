@@ -83,7 +83,7 @@ static int cowlinkfs_copy_region(struct file *old, struct file *new,
 static noinline int cowlinkfs_make_tmpfile(struct super_block *sb,
 					   struct file **tmpfile)
 {
-	struct cowlinkfs_sb_info *sbi = CLSB(sb);
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
 	struct path dirpath = { .mnt = sbi->lower_mnt, .dentry = sbi->workdir };
 	struct file *file;
 
@@ -92,7 +92,7 @@ static noinline int cowlinkfs_make_tmpfile(struct super_block *sb,
 	 * so the copy gets none it should not have; it is created by the
 	 * file's owner, see cowlinkfs_copy_creds().
 	 */
-	file = vfs_tmpfile_open(&init_user_ns, &dirpath, S_IFREG | 0600,
+	file = vfs_tmpfile_open(cowlinkfs_userns(), &dirpath, S_IFREG | 0600,
 				O_WRONLY | O_LARGEFILE, current_cred());
 	if (IS_ERR(file))
 		return PTR_ERR(file);
@@ -140,7 +140,7 @@ static noinline int cowlinkfs_copy_fileattr(struct dentry *old,
 	    cur.fsx_extsize == nfa.fsx_extsize &&
 	    cur.fsx_cowextsize == nfa.fsx_cowextsize)
 		return 0;
-	err = vfs_fileattr_set(&init_user_ns, new, &nfa);
+	err = vfs_fileattr_set(cowlinkfs_userns(), new, &nfa);
 	return err == -ENOIOCTLCMD ? 0 : err;
 }
 
@@ -152,7 +152,7 @@ static int cowlinkfs_set_attrs(struct dentry *new, struct iattr *attr)
 	int err;
 
 	inode_lock(inode);
-	err = notify_change(&init_user_ns, new, attr, NULL);
+	err = notify_change(cowlinkfs_userns(), new, attr, NULL);
 	inode_unlock(inode);
 	return err;
 }
@@ -238,9 +238,9 @@ static noinline int cowlinkfs_copy_xattrs(struct dentry *old,
 	for (name = buf; list_size > 0; name += strlen(name) + 1) {
 		list_size -= strlen(name) + 1;
 retry:
-		size = vfs_getxattr(&init_user_ns, old, name, value, value_size);
+		size = vfs_getxattr(cowlinkfs_userns(), old, name, value, value_size);
 		if (size == -ERANGE)
-			size = vfs_getxattr(&init_user_ns, old, name, NULL, 0);
+			size = vfs_getxattr(cowlinkfs_userns(), old, name, NULL, 0);
 		if (size < 0) {
 			err = size;
 			break;
@@ -255,7 +255,7 @@ retry:
 			value_size = size;
 			goto retry;
 		}
-		err = vfs_setxattr(&init_user_ns, new, name, value, size, 0);
+		err = vfs_setxattr(cowlinkfs_userns(), new, name, value, size, 0);
 		if (err)
 			break;
 	}
@@ -265,7 +265,7 @@ out:
 	if (!err && IS_POSIXACL(d_inode(new)) &&
 	    __vfs_getxattr(old, d_inode(old), XATTR_NAME_POSIX_ACL_ACCESS,
 			   NULL, 0) == -ENODATA) {
-		err = vfs_removexattr(&init_user_ns, new,
+		err = vfs_removexattr(cowlinkfs_userns(), new,
 				      XATTR_NAME_POSIX_ACL_ACCESS);
 		if (err == -ENODATA || err == -EOPNOTSUPP)
 			err = 0;
@@ -323,7 +323,7 @@ ALLOW_ERROR_INJECTION(cowlinkfs_sync_copy, ERRNO);
 static noinline int cowlinkfs_link_work(struct dentry *tmp,
 					struct dentry *work, struct dentry *wd)
 {
-	return vfs_link(tmp, &init_user_ns, d_inode(work), wd, NULL);
+	return vfs_link(tmp, cowlinkfs_userns(), d_inode(work), wd, NULL);
 }
 
 ALLOW_ERROR_INJECTION(cowlinkfs_link_work, ERRNO);
@@ -334,16 +334,7 @@ static noinline int cowlinkfs_rename_over(struct dentry *work,
 					  struct dentry *ldir,
 					  struct dentry *lower)
 {
-	struct renamedata rd = {
-		.old_mnt_userns	= &init_user_ns,
-		.old_dir	= d_inode(work),
-		.old_dentry	= wd,
-		.new_mnt_userns	= &init_user_ns,
-		.new_dir	= d_inode(ldir),
-		.new_dentry	= lower,
-	};
-
-	return vfs_rename(&rd);
+	return cowlinkfs_do_rename(work, wd, ldir, lower, 0);
 }
 
 ALLOW_ERROR_INJECTION(cowlinkfs_rename_over, ERRNO);
@@ -409,15 +400,15 @@ static struct dentry *cowlinkfs_work_entry(struct dentry *work,
  * mount would find a lower dentry that is not ours (ESTALE), and
  * d_revalidate would drop our dentry and give the name a second inode.
  *
- * Return: 0 on success, 1 if the break became unnecessary because the
- * other names went away meanwhile, or a negative errno; on error the name
- * is untouched and the temporary name is gone.
+ * Return: 0 when the name has an inode of its own: the copy's, or the old
+ * one if the other names went away meanwhile (the copy is dropped then);
+ * or a negative errno, the name untouched and the temporary name gone.
  */
 static int cowlinkfs_install(struct inode *inode, struct dentry *tmp,
 			     struct dentry *ldir, struct dentry *lower)
 {
-	struct cowlinkfs_inode *ci = CLI(inode);
-	struct dentry *work = CLSB(inode->i_sb)->workdir;
+	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
+	struct dentry *work = COWLINKFS_SB(inode->i_sb)->workdir;
 	struct dentry *wd, *trap, *oldlower = NULL;
 	int err;
 
@@ -441,7 +432,7 @@ static int cowlinkfs_install(struct inode *inode, struct dentry *tmp,
 		goto out_unlink;
 	if (d_inode(lower)->i_nlink <= 1) {
 		/* The other names were broken or removed meanwhile. */
-		err = 1;
+		err = 0;
 		goto out_unlink;
 	}
 	err = cowlinkfs_rename_over(work, wd, ldir, lower);
@@ -460,7 +451,7 @@ out_unlink:
 	unlock_rename(work, ldir);
 	inode_lock_nested(d_inode(work), I_MUTEX_PARENT);
 	if (!d_unhashed(wd) && d_is_positive(wd) && wd->d_parent == work)
-		vfs_unlink(&init_user_ns, d_inode(work), wd, NULL);
+		vfs_unlink(cowlinkfs_userns(), d_inode(work), wd, NULL);
 	inode_unlock(d_inode(work));
 out:
 	dput(wd);
@@ -505,7 +496,7 @@ static int cowlinkfs_make_copy(struct super_block *sb, struct path *lower,
 	struct cred *cred;
 	int err;
 
-	if (!CLSB(sb)->workdir)
+	if (!COWLINKFS_SB(sb)->workdir)
 		return -EROFS;
 	err = vfs_getattr(lower, &stat, STATX_BASIC_STATS,
 			  AT_STATX_SYNC_AS_STAT);
@@ -552,9 +543,7 @@ static int cowlinkfs_do_break(struct inode *inode, loff_t size)
 					lowerpath.dentry);
 		fput(copy);
 	}
-	if (err == 1)
-		err = 0;
-	else if (!err)
+	if (!err)
 		cowlinkfs_copyattr(inode);
 	dput(ldir);
 	path_put(&lowerpath);
@@ -610,9 +599,8 @@ static bool cowlinkfs_name_gone(struct inode *inode)
 struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
 				     const struct cred *cred, loff_t size)
 {
-	struct cowlinkfs_inode *ci = CLI(inode);
+	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
 	struct super_block *sb = inode->i_sb;
-	struct vfsmount *mnt = CLSB(sb)->lower_mnt;
 	struct inode *rinode = file_inode(real);
 	const struct cred *old_cred;
 	struct file *copy, *file;
@@ -628,7 +616,7 @@ struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
 	if (IS_ENCRYPTED(rinode))
 		return ERR_PTR(-EXDEV);
 
-	err = mnt_want_write(mnt);
+	err = cowlinkfs_want_write(sb);
 	if (err)
 		return ERR_PTR(err);
 	err = mutex_lock_killable(&ci->break_mutex);
@@ -643,11 +631,11 @@ struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
 	/* The writer's own access, on the copy. */
 	file = dentry_open(&copy->f_path, real->f_flags, cred);
 	fput(copy);
-	mnt_drop_write(mnt);
+	cowlinkfs_drop_write(sb);
 	return file;
 
 out_drop:
-	mnt_drop_write(mnt);
+	cowlinkfs_drop_write(sb);
 	return ERR_PTR(err);
 }
 
@@ -733,8 +721,7 @@ static int cowlinkfs_needs_break(struct inode *inode)
 int cowlinkfs_break_size(struct dentry *dentry, loff_t size)
 {
 	struct inode *inode = d_inode(dentry);
-	struct cowlinkfs_inode *ci = CLI(inode);
-	struct vfsmount *mnt = CLSB(inode->i_sb)->lower_mnt;
+	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
 	const struct cred *old_cred;
 	int tries = 0;
 	int err;
@@ -749,7 +736,7 @@ int cowlinkfs_break_size(struct dentry *dentry, loff_t size)
 		 * the barrier after set_bit() below.
 		 */
 		smp_rmb();
-		if (likely(!test_bit_acquire(CLI_BREAKING, &ci->state)))
+		if (likely(!test_bit_acquire(COWLINKFS_I_BREAKING, &ci->state)))
 			return 0;
 	} else {
 		err = cowlinkfs_is_cow(inode);
@@ -757,7 +744,7 @@ int cowlinkfs_break_size(struct dentry *dentry, loff_t size)
 			return err;
 	}
 
-	err = mnt_want_write(mnt);
+	err = cowlinkfs_want_write(inode->i_sb);
 	if (err)
 		return err;
 	err = mutex_lock_killable(&ci->break_mutex);
@@ -766,7 +753,7 @@ int cowlinkfs_break_size(struct dentry *dentry, loff_t size)
 	/* Someone else may have broken this name while we waited. */
 	err = cowlinkfs_needs_break(inode);
 	if (err > 0) {
-		set_bit(CLI_BREAKING, &ci->state);
+		set_bit(COWLINKFS_I_BREAKING, &ci->state);
 		/* Set before the rename drops the old inode's link count. */
 		smp_mb__after_atomic();
 		old_cred = cowlinkfs_override_creds(inode->i_sb);
@@ -783,11 +770,11 @@ int cowlinkfs_break_size(struct dentry *dentry, loff_t size)
 			 ++tries < 3);
 		revert_creds(old_cred);
 		/* Release: the new ci->lower is seen before the clear bit. */
-		clear_bit_unlock(CLI_BREAKING, &ci->state);
+		clear_bit_unlock(COWLINKFS_I_BREAKING, &ci->state);
 	}
 	mutex_unlock(&ci->break_mutex);
 out_drop:
-	mnt_drop_write(mnt);
+	cowlinkfs_drop_write(inode->i_sb);
 	return err;
 }
 
