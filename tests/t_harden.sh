@@ -1009,3 +1009,24 @@ test_setcow_with_a_removed_names_writer_open_is_etxtbsy() {
 	exec 3>&-
 	check_try OK setcow "$M/b" 1
 }
+
+# The numbers the flag ioctls had in 0.1.0 ('f' 0xc0 and 0xc1) mean
+# nothing now: ENOTTY, and a write-only descriptor of a cow link that
+# sends them does not break the link (a refused call copies nothing).
+test_old_flag_ioctl_numbers_are_enotty_and_break_nothing() {
+	check_try OK setcow "$M" 1
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	ino=$(ino "$M/a")
+	# shellcheck disable=SC2016
+	got=$(perl -MErrno -e '
+		open(my $f, ">>", $ARGV[0]) or die "open: $!\n";
+		for my $cmd (0x400466c1, 0x800466c0) {
+			my $v = pack("i", 1);
+			print ioctl($f, $cmd, $v) ? "OK " :
+			    $!{ENOTTY} ? "ENOTTY " : "$! ";
+		}' "$M/a")
+	check_eq "$got" "ENOTTY ENOTTY " "the old SETCOW and GETCOW numbers"
+	check_eq "$(ino "$M/a")" "$ino" "a's inode"
+	check_eq "$(nlink "$M/b")" 2 "b's link count"
+}

@@ -78,6 +78,17 @@ test_fuse_lower_is_refused_at_mount() {
 	mount_clfs
 }
 
+# ext2 directories have address space operations, so an O_DIRECT open of
+# one works on the lower fs, and so through cowlinkfs.
+# lowers: ext2
+test_o_direct_open_of_a_directory_works_as_on_the_lower() {
+	mkdir $M/d
+	dd if=$L/d iflag=directory,direct count=0 of=/dev/null 2>/dev/null ||
+		fail "the bare lower refuses it"
+	dd if=$M/d iflag=directory,direct count=0 of=/dev/null ||
+		fail "O_DIRECT open of a directory through cowlinkfs"
+}
+
 test_mkdir_rmdir_readdir() {
 	mkdir $M/d
 	touch $M/d/a $M/d/b

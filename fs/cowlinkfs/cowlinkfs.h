@@ -43,8 +43,8 @@ enum cowlinkfs_cow_mode {
 };
 
 struct cowlinkfs_sb_info {
-	struct vfsmount *lower_mnt;	/* private clone of the lower mount */
-	struct path lower_root;		/* as given, for show_options */
+	struct vfsmount *lower_mnt;	/* lower_root.mnt, the caller's mount */
+	struct path lower_root;		/* the lower directory */
 	struct dentry *workdir;		/* NULL on a read-only lower fs */
 	const struct cred *creator_cred; /* the mounter's, for private work */
 	enum cowlinkfs_cow_mode cow_mode;

@@ -592,6 +592,14 @@ static long cowlinkfs_lower_ioctl(struct file *file, unsigned int cmd,
 	 */
 	if (_IOC_TYPE(cmd) == 'T')
 		return -ENOTTY;
+	/*
+	 * Nor do unknown numbers of our own type byte, or the numbers the
+	 * flag ioctls had in the 'f' range in 0.1.0, which a program built
+	 * against it still sends: ENOTTY, without a break.
+	 */
+	if (_IOC_TYPE(cmd) == COWLINKFS_IOC_MAGIC ||
+	    cmd == _IOR('f', 0xc0, int) || cmd == _IOW('f', 0xc1, int))
+		return -ENOTTY;
 	if (writes) {
 		ret = mnt_want_write_file(file);
 		if (ret)

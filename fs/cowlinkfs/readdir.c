@@ -30,6 +30,8 @@ static int cowlinkfs_dir_open(struct inode *inode, struct file *file)
 	spin_lock_init(&cf->lock);
 	cf->real = realfile;
 	file->private_data = cf;
+	/* ext2 directories allow O_DIRECT (they have aops): so do ours. */
+	file->f_mode |= realfile->f_mode & FMODE_CAN_ODIRECT;
 	cowlinkfs_copyattr(inode);
 	return 0;
 }

@@ -81,7 +81,6 @@ static void cowlinkfs_free_sbi(struct super_block *sb)
 	if (!sbi)
 		return;
 	dput(sbi->workdir);
-	kern_unmount(sbi->lower_mnt);
 	path_put(&sbi->lower_root);
 	if (sbi->creator_cred)
 		put_cred(sbi->creator_cred);
@@ -181,7 +180,6 @@ static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	const char *name = ctx->lowerdir ?: fc->source;
 	struct cowlinkfs_sb_info *sbi;
 	struct super_block *lsb;
-	struct vfsmount *mnt;
 	const struct cred *old_cred;
 	struct inode *inode;
 	int err;
@@ -205,17 +203,14 @@ static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return err;
 
 	/*
-	 * A private clone of the lower mount, as overlayfs takes for its
-	 * layers: a later change of the lower mount's flags, or its
-	 * unmount, does not change what we write through.
+	 * The caller's own mount of the lower directory, not a private
+	 * clone as overlayfs takes: our lower files are opened on their
+	 * real path (overlayfs gives its real files a fake one), and on a
+	 * clone, attached nowhere, /proc/PID/maps and AppArmor would see
+	 * paths cut at the lower directory.  So a later read-only remount
+	 * of the lower mount makes our changes EROFS, as on the lower.
 	 */
-	mnt = clone_private_mount(&sbi->lower_root);
-	if (IS_ERR(mnt)) {
-		errorfc(fc, "lower directory '%s': cannot clone its mount: %ld",
-			name, PTR_ERR(mnt));
-		return PTR_ERR(mnt);
-	}
-	sbi->lower_mnt = mnt;
+	sbi->lower_mnt = sbi->lower_root.mnt;
 	sbi->creator_cred = prepare_creds();
 	if (!sbi->creator_cred)
 		return -ENOMEM;
