@@ -84,7 +84,7 @@ static noinline int cowlinkfs_make_tmpfile(struct super_block *sb,
 					   struct file **tmpfile)
 {
 	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
-	struct path dirpath = { .mnt = sbi->lower_mnt, .dentry = sbi->workdir };
+	struct path dirpath = { .mnt = sbi->lower_root.mnt, .dentry = sbi->workdir };
 	struct file *file;
 
 	/*

@@ -43,8 +43,15 @@ enum cowlinkfs_cow_mode {
 };
 
 struct cowlinkfs_sb_info {
-	struct vfsmount *lower_mnt;	/* lower_root.mnt, the caller's mount */
-	struct path lower_root;		/* the lower directory */
+	/*
+	 * The lower directory on the caller's own mount, not a private
+	 * clone as overlayfs takes: our lower files are opened on their real
+	 * path (overlayfs gives its real files a fake one), and on a clone,
+	 * attached nowhere, /proc/PID/maps and AppArmor would see paths cut
+	 * at the lower directory.  So a later read-only remount of the
+	 * lower mount makes our changes EROFS, as on the lower fs.
+	 */
+	struct path lower_root;
 	struct dentry *workdir;		/* NULL on a read-only lower fs */
 	const struct cred *creator_cred; /* the mounter's, for private work */
 	enum cowlinkfs_cow_mode cow_mode;
@@ -61,7 +68,7 @@ enum {
  *
  *   our sb_writers (mnt_want_write_file(), or the VFS before a setattr)
  *     our i_rwsem (taken by the VFS for setattr, xattrs, rename, ...)
- *       the lower mount's sb_writers (mnt_want_write(lower_mnt))
+ *       the lower mount's sb_writers (cowlinkfs_want_write())
  *         cowlinkfs_inode.break_mutex
  *           lower i_rwsem: the work directory (I_MUTEX_PARENT), the
  *           copy made in it, then lock_rename() of the work directory
@@ -163,6 +170,9 @@ static inline struct user_namespace *cowlinkfs_userns(void)
 const struct cred *cowlinkfs_override_creds(struct super_block *sb);
 void cowlinkfs_lower_path(const struct inode *inode, struct path *path);
 struct file *cowlinkfs_open_real(struct file *file);
+struct cowlinkfs_file *cowlinkfs_file_setup(struct file *file,
+					    struct file *real);
+int cowlinkfs_release(struct inode *inode, struct file *file);
 int cowlinkfs_do_rename(struct dentry *olddir, struct dentry *old,
 			struct dentry *newdir, struct dentry *new,
 			unsigned int flags);

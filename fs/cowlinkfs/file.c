@@ -203,6 +203,7 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 	bool break_now = (writer && trunc) ||
 			 (file->f_mode & (FMODE_READ | FMODE_WRITE)) ==
 			 (FMODE_READ | FMODE_WRITE);
+	bool exec = file->f_flags & __FMODE_EXEC;
 	bool unlinked = false;
 	struct cowlinkfs_file *cf;
 	struct file *realfile, *copy;
@@ -264,18 +265,17 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 		}
 	}
 
-	err = -ENOMEM;
-	cf = kzalloc(sizeof(*cf), GFP_KERNEL);
-	if (!cf)
-		goto out_fput;
-	if (file->f_flags & __FMODE_EXEC) {
+	if (exec) {
 		err = deny_write_access(realfile);
 		if (err)
-			goto out_free;
-		cf->deny_write = true;
+			goto out_fput;
 	}
-	spin_lock_init(&cf->lock);
-	cf->real = realfile;
+	cf = cowlinkfs_file_setup(file, realfile);
+	if (!cf) {
+		err = -ENOMEM;
+		goto out_allow;
+	}
+	cf->deny_write = exec;
 	/*
 	 * Not just when the lower inode has other links now: a racing
 	 * writer may have broken the name between the lookup of the lower
@@ -283,29 +283,14 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 	 * the inode the other names keep.  The first change checks again.
 	 */
 	cf->pending = writer || trunc;
-	file->private_data = cf;
-	file->f_mode |= realfile->f_mode & FMODE_CAN_ODIRECT;
-	cowlinkfs_copyattr(inode);
 	return 0;
 
-out_free:
-	kfree(cf);
+out_allow:
+	if (exec)
+		allow_write_access(realfile);
 out_fput:
 	fput(realfile);
 	return err;
-}
-
-static int cowlinkfs_release(struct inode *inode, struct file *file)
-{
-	struct cowlinkfs_file *cf = COWLINKFS_F(file);
-
-	if (cf->deny_write)
-		allow_write_access(cf->real);
-	fput(cf->real);
-	if (cf->stale)
-		fput(cf->stale);
-	kfree(cf);
-	return 0;
 }
 
 loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)

@@ -8,40 +8,22 @@
 
 #include <linux/fs.h>
 #include <linux/file.h>
-#include <linux/slab.h>
 #include "cowlinkfs.h"
 
 static int cowlinkfs_dir_open(struct inode *inode, struct file *file)
 {
-	struct cowlinkfs_file *cf;
 	struct file *realfile;
 
 	/* may_open() checked O_NOATIME on our inode, maybe a stale owner. */
 	if ((file->f_flags & O_NOATIME) && !cowlinkfs_owner_or_capable(inode))
 		return -EPERM;
-	cf = kzalloc(sizeof(*cf), GFP_KERNEL);
-	if (!cf)
-		return -ENOMEM;
 	realfile = cowlinkfs_open_real(file);
-	if (IS_ERR(realfile)) {
-		kfree(cf);
+	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
+	if (!cowlinkfs_file_setup(file, realfile)) {
+		fput(realfile);
+		return -ENOMEM;
 	}
-	spin_lock_init(&cf->lock);
-	cf->real = realfile;
-	file->private_data = cf;
-	/* ext2 directories allow O_DIRECT (they have aops): so do ours. */
-	file->f_mode |= realfile->f_mode & FMODE_CAN_ODIRECT;
-	cowlinkfs_copyattr(inode);
-	return 0;
-}
-
-static int cowlinkfs_dir_release(struct inode *inode, struct file *file)
-{
-	struct cowlinkfs_file *cf = COWLINKFS_F(file);
-
-	fput(cf->real);
-	kfree(cf);
 	return 0;
 }
 
@@ -84,7 +66,7 @@ static int cowlinkfs_iterate(struct file *file, struct dir_context *ctx)
 
 const struct file_operations cowlinkfs_dir_fops = {
 	.open		= cowlinkfs_dir_open,
-	.release	= cowlinkfs_dir_release,
+	.release	= cowlinkfs_release,
 	.read		= generic_read_dir,
 	.iterate_shared	= cowlinkfs_iterate,
 	.llseek		= cowlinkfs_llseek,

@@ -202,20 +202,11 @@ static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (err)
 		return err;
 
-	/*
-	 * The caller's own mount of the lower directory, not a private
-	 * clone as overlayfs takes: our lower files are opened on their
-	 * real path (overlayfs gives its real files a fake one), and on a
-	 * clone, attached nowhere, /proc/PID/maps and AppArmor would see
-	 * paths cut at the lower directory.  So a later read-only remount
-	 * of the lower mount makes our changes EROFS, as on the lower.
-	 */
-	sbi->lower_mnt = sbi->lower_root.mnt;
 	sbi->creator_cred = prepare_creds();
 	if (!sbi->creator_cred)
 		return -ENOMEM;
 
-	lsb = sbi->lower_mnt->mnt_sb;
+	lsb = sbi->lower_root.mnt->mnt_sb;
 	sb->s_stack_depth = lsb->s_stack_depth + 1;
 	sb->s_magic = COWLINKFS_SUPER_MAGIC;
 	sb->s_op = &cowlinkfs_sops;
@@ -226,7 +217,7 @@ static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_blocksize = lsb->s_blocksize;
 	sb->s_blocksize_bits = lsb->s_blocksize_bits;
 	sb->s_flags |= lsb->s_flags & SB_POSIXACL;
-	if (__mnt_is_readonly(sbi->lower_mnt))
+	if (__mnt_is_readonly(sbi->lower_root.mnt))
 		sb->s_flags |= SB_RDONLY;
 
 	old_cred = cowlinkfs_override_creds(sb);

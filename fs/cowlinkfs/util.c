@@ -9,6 +9,7 @@
 #include <linux/fs.h>
 #include <linux/file.h>
 #include <linux/mount.h>
+#include <linux/slab.h>
 #include "cowlinkfs.h"
 
 /**
@@ -40,7 +41,7 @@ void cowlinkfs_lower_path(const struct inode *inode, struct path *path)
 {
 	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
 
-	path->mnt = COWLINKFS_SB(inode->i_sb)->lower_mnt;
+	path->mnt = COWLINKFS_SB(inode->i_sb)->lower_root.mnt;
 	spin_lock(&ci->lock);
 	path->dentry = ci->lower;
 	path_get(path);
@@ -62,6 +63,44 @@ struct file *cowlinkfs_open_real(struct file *file)
 			   file->f_cred);
 	path_put(&lowerpath);
 	return real;
+}
+
+/**
+ * cowlinkfs_file_setup - make @real the lower file of our @file
+ * @file: cowlinkfs file being opened, regular file or directory
+ * @real: its open lower file
+ *
+ * Return: the new struct cowlinkfs_file, or NULL without memory, @real
+ * then still the caller's.
+ */
+struct cowlinkfs_file *cowlinkfs_file_setup(struct file *file,
+					    struct file *real)
+{
+	struct cowlinkfs_file *cf = kzalloc(sizeof(*cf), GFP_KERNEL);
+
+	if (!cf)
+		return NULL;
+	spin_lock_init(&cf->lock);
+	cf->real = real;
+	file->private_data = cf;
+	/* O_DIRECT where the lower file allows it (ext2 directories too). */
+	file->f_mode |= real->f_mode & FMODE_CAN_ODIRECT;
+	cowlinkfs_copyattr(file_inode(file));
+	return cf;
+}
+
+/* ->release of regular files and directories */
+int cowlinkfs_release(struct inode *inode, struct file *file)
+{
+	struct cowlinkfs_file *cf = COWLINKFS_F(file);
+
+	if (cf->deny_write)
+		allow_write_access(cf->real);
+	fput(cf->real);
+	if (cf->stale)
+		fput(cf->stale);
+	kfree(cf);
+	return 0;
 }
 
 /**
@@ -101,12 +140,12 @@ int cowlinkfs_do_rename(struct dentry *olddir, struct dentry *old,
  */
 int cowlinkfs_want_write(struct super_block *sb)
 {
-	return mnt_want_write(COWLINKFS_SB(sb)->lower_mnt);
+	return mnt_want_write(COWLINKFS_SB(sb)->lower_root.mnt);
 }
 
 void cowlinkfs_drop_write(struct super_block *sb)
 {
-	mnt_drop_write(COWLINKFS_SB(sb)->lower_mnt);
+	mnt_drop_write(COWLINKFS_SB(sb)->lower_root.mnt);
 }
 
 /**

@@ -83,7 +83,7 @@ static bool cowlinkfs_scan_actor(struct dir_context *ctx, const char *name,
 static int cowlinkfs_clean_workdir(struct super_block *sb)
 {
 	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
-	struct path path = { .mnt = sbi->lower_mnt, .dentry = sbi->workdir };
+	struct path path = { .mnt = sbi->lower_root.mnt, .dentry = sbi->workdir };
 	struct inode *dir = d_inode(sbi->workdir);
 	struct cowlinkfs_scan scan = {
 		.ctx.actor = cowlinkfs_scan_actor,
@@ -208,7 +208,7 @@ int cowlinkfs_setup_workdir(struct super_block *sb)
 	struct dentry *work;
 	int err;
 
-	if (__mnt_is_readonly(sbi->lower_mnt) || sb_rdonly(sbi->lower_mnt->mnt_sb))
+	if (__mnt_is_readonly(sbi->lower_root.mnt) || sb_rdonly(sbi->lower_root.mnt->mnt_sb))
 		return 0;
 
 	err = cowlinkfs_want_write(sb);
