@@ -80,3 +80,12 @@ remount_lower() {
 	mount "$LDEV" "/lower/$FS"
 	mount_clfs "$@"
 }
+
+# klog_mark: the kernel log's length now; klog_since MARK: its lines since.
+# Tests run two at a time and share the log: none clears it.
+klog_mark() {
+	dmesg | wc -l
+}
+klog_since() {
+	dmesg | tail -n +$(($1 + 1))
+}

@@ -6,6 +6,7 @@
 # the name keeps its old inode and bytes, the other name is untouched and
 # the work directory is empty.
 # lowers: ext2 ext3 ext4 xfs xfsr tmpfs
+# serial
 
 DBG=/sys/kernel/debug
 FF=$DBG/fail_function

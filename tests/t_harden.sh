@@ -145,16 +145,29 @@ test_copy_does_not_inherit_work_dir_default_acl() {
 	check_eq "$(content "$M/b")" secret "other name's bytes"
 }
 
+# Ours (it carries the mark only root can set), restored with the wrong
+# owner, mode and ACLs: fixed at mount.  Someone else's directory at the
+# name: moved aside, untouched, and a work dir of ours made.
 test_existing_work_dir_with_wrong_owner_mode_acl_is_fixed_at_mount() {
 	umount "$M"
 	w=$L/.cowlinkfs-work
-	mkdir -p "$w"
+	check_eq "$(getfattr --only-values -n trusted.cowlinkfs.workdir "$w")" 1 "the mark"
 	chown 1000:1000 "$w"
 	chmod 777 "$w"
 	setfacl -m u:1000:rwx "$w"
 	setfacl -d -m u:1000:rwx "$w"
 	mount_clfs
 	check_workdir_private "existing work dir"
+	umount "$M"
+	rm -rf "$w"
+	mkdir "$w"
+	echo theirs >"$w/f"
+	chown -R 1000:1000 "$w"
+	mount_clfs
+	check_workdir_private "a work dir made beside someone else's"
+	set -- "$L"/.cowlinkfs-work.*
+	check_eq "$(content "$1/f")" theirs "someone else's directory, moved aside"
+	check_eq "$(owner "$1")" 1000:1000 "its owner"
 }
 
 # Each name has its own cowlinkfs inode; the flag belongs to the lower
@@ -1029,4 +1042,209 @@ test_old_flag_ioctl_numbers_are_enotty_and_break_nothing() {
 	check_eq "$got" "ENOTTY ENOTTY " "the old SETCOW and GETCOW numbers"
 	check_eq "$(ino "$M/a")" "$ino" "a's inode"
 	check_eq "$(nlink "$M/b")" 2 "b's link count"
+}
+
+# --- the third review: the work dir, refusals before copying, descriptors
+
+# group_shared_root: the lower root is a group-shared tree (2775, group
+# 1000), so that uid 1000 may remove and rename what is in it
+group_shared_root() {
+	chgrp 1000 "$L"
+	chmod 2775 "$L"
+}
+
+# work_dir_attack NAME CMD: with a fresh COW pair $M/NAME.a, $M/NAME.b,
+# uid 1000, a group writer of the lower root, runs CMD in $L; a write
+# through NAME.a then breaks the link as if nothing had happened, and the
+# work dir is back at its name, root's, 0700, without ACLs, and empty.
+work_dir_attack() {
+	printf old >"$M/$1.a"
+	ln "$M/$1.a" "$M/$1.b"
+	i=$(ino "$M/$1.a")
+	(cd "$L" && as_user sh -c "$2") || fail "$1: uid 1000 could not: $2"
+	echo new >>"$M/$1.a" || fail "$1: a write after: $2"
+	check_ne "$(ino "$M/$1.a")" "$i" "$1: the written name got a copy"
+	check_eq "$(ino "$L/$1.a")" "$(ino "$M/$1.a")" "$1: the lower dir agrees"
+	check_eq "$(content "$M/$1.b")" old "$1: the other name keeps its bytes"
+	check_workdir_private "$1"
+	check_eq "$(ls -A "$L/.cowlinkfs-work")" "" "$1: work dir empty"
+	[ ! -e "$M/.cowlinkfs-work" ] || fail "$1: the work dir shows through the mount"
+}
+
+# Whoever may write the lower root may remove the (empty) work dir, rename
+# it within the root or put something else at its name; none of it may
+# stop or litter a break.
+test_group_writer_of_lower_root_cannot_stop_or_litter_breaks() {
+	group_shared_root
+	check_try OK setcow "$M" 1
+	W=.cowlinkfs-work
+	work_dir_attack rmdir "rmdir $W"
+	work_dir_attack rename "mv $W stolen"
+	[ ! -e "$L/stolen" ] || fail "the renamed work dir did not go back"
+	work_dir_attack file "rmdir $W && echo mine >$W"
+	work_dir_attack symlink "rmdir $W && ln -s /etc $W"
+	work_dir_attack dir "rmdir $W && mkdir $W && echo mine >$W/f"
+	work_dir_attack aside "mv $W aside && mkdir $W && chmod 777 $W"
+	[ ! -e "$L/aside" ] || fail "our old work dir, moved aside, is still there"
+	# Whatever they put at the name is theirs, moved aside, unchanged.
+	n=0
+	for f in "$L"/.cowlinkfs-work.*; do
+		n=$((n + 1))
+		check_eq "$(stat -c %u:%g "$f")" 1000:1000 "$f: owner"
+		if [ -f "$f" ] && [ ! -L "$f" ]; then
+			check_eq "$(content "$f")" mine "$f: content"
+		elif [ -d "$f" ] && [ -e "$f/f" ]; then
+			check_eq "$(content "$f/f")" mine "$f/f: content"
+		fi
+	done
+	check_eq "$n" 4 "what uid 1000 put at the name, moved aside"
+}
+
+# Renamed within one directory, a directory needs no write permission of
+# its own: a group writer of the lower root can put another user's
+# directory at the work dir's name.  It must not be taken, changed or
+# emptied.
+test_another_users_directory_at_the_work_dir_name_is_left_alone() {
+	group_shared_root
+	check_try OK setcow "$M" 1
+	mkdir "$L/alice"
+	echo notes >"$L/alice/notes"
+	chown -R 1001:1001 "$L/alice"
+	m=$(mode "$L/alice")
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	(cd "$L" && as_user sh -c 'mv .cowlinkfs-work aside && mv alice .cowlinkfs-work') ||
+		fail "uid 1000 could not move the directories"
+	echo new >>"$M/a" || fail "a write after the swap"
+	check_workdir_private "after the swap"
+	set -- "$L"/.cowlinkfs-work.*
+	check_eq "$(content "$1/notes")" notes "alice's file"
+	check_eq "$(owner "$1")" 1001:1001 "alice's directory's owner"
+	check_eq "$(mode "$1")" "$m" "alice's directory's mode"
+	check_eq "$(content "$M/b")" old "the other name"
+	[ ! -e "$L/aside" ] || fail "our work dir, moved aside, did not go back"
+}
+
+# A COW link in an append-only directory cannot be broken (its name
+# cannot be renamed over): every change is refused with the lower fs's
+# EPERM before anything is copied, at open for the shell's >>.
+# lowers: ext2 ext3 ext4 xfs xfsr
+test_cow_link_in_append_only_dir_is_eperm_before_any_copy() {
+	mkdir "$M/d"
+	check_try OK setcow "$M/d" 1
+	printf old >"$M/d/a"
+	ln "$M/d/a" "$M/d/b"
+	i=$(ino "$M/d/a")
+	trap 'chattr -a -i "$L/d" 2>/dev/null || true' EXIT
+	for f in +a +i; do
+		chattr $f "$L/d"
+		w0=$(stat -c %y "$L/.cowlinkfs-work")
+		err=$(sh -c 'echo x >>"$1"' sh "$M/d/a" 2>&1) && fail "chattr $f dir: >> worked"
+		case $err in
+		*"Operation not permitted"*) ;;
+		*) fail "chattr $f dir: the shell's >> said '$err', expected EPERM" ;;
+		esac
+		check_try EPERM open "$M/d/a" w
+		check_try EPERM open "$M/d/a" rw
+		check_try EPERM open "$M/d/a" wa
+		check_try EPERM truncate "$M/d/a" 1
+		check_try EPERM chmod "$M/d/a" 600
+		check_try EPERM setxattr "$M/d/a" "$XNS.k" v
+		check_eq "$(try mmapwrite "$M/d/a" 0 X)" EPERM "chattr $f dir: shared mmap write"
+		check_no_copy "$i" "chattr $f dir" "$M/d"
+		check_eq "$(stat -c %y "$L/.cowlinkfs-work")" "$w0" "chattr $f dir: work dir untouched"
+		check_eq "$(content "$M/d/a")" old "chattr $f dir: bytes"
+		chattr "-${f#+}" "$L/d"
+	done
+	check_try OK append "$M/d/a" x
+	check_ne "$(ino "$M/d/a")" "$i" "the flag cleared, the name breaks"
+	check_eq "$(content "$M/d/b")" old "the other name"
+}
+
+# The shell's >> opens O_WRONLY|O_CREAT|O_APPEND; dash reports any failed
+# write of echo as "I/O error", so the refusal must come at open.
+# lowers: ext2 ext3 ext4 xfs xfsr
+test_shell_append_to_append_only_cow_link_is_eperm_at_open() {
+	make_cow_pair
+	i=$(ino "$M/a")
+	unflag_on_exit
+	chattr +a "$L/a"
+	err=$(sh -c 'echo x >>"$1"' sh "$M/a" 2>&1) && fail ">> to an append-only cow link worked"
+	case $err in
+	*"Operation not permitted"*) ;;
+	*) fail "the shell's >> said '$err', expected EPERM" ;;
+	esac
+	check_try EPERM append "$M/a" x
+	check_try EPERM open "$M/b" wa
+	check_no_copy "$i" "append-only"
+}
+
+# An append-only or immutable work dir (root's doing) refuses breaks
+# before anything is copied.
+# lowers: ext2 ext3 ext4 xfs xfsr
+test_append_only_or_immutable_work_dir_refuses_breaks_before_copying() {
+	make_cow_pair
+	i=$(ino "$M/a")
+	W=$L/.cowlinkfs-work
+	trap 'chattr -a -i "$W" 2>/dev/null || true' EXIT
+	for f in a i; do
+		chattr +$f "$W"
+		check_try EPERM append "$M/a" x
+		check_try EPERM chmod "$M/a" 600
+		check_try EPERM open "$M/a" rw
+		chattr -$f "$W"
+		check_no_copy "$i" "chattr +$f work dir"
+	done
+	check_try OK append "$M/a" x
+	check_name_broken "$i"
+}
+
+# truncate(2) to the size the file has still changes it on ext3 and ext4
+# (ext4_truncate() marks mtime and ctime): it breaks the link, and the
+# other name keeps its times.
+# lowers: ext3 ext4
+test_truncate_to_the_current_size_breaks_and_keeps_the_other_names_times() {
+	make_cow_pair
+	touch -d @1000000000 "$L/a"
+	printf old >"$L/ref"
+	touch -d @1000000000 "$L/ref"
+	check_try OK truncate "$L/ref" 3
+	check_ne "$(stat -c %Y "$L/ref")" 1000000000 "the bare lower marks mtime"
+	i=$(ino "$M/a")
+	check_try OK truncate "$M/a" 3
+	check_name_broken "$i"
+	check_eq "$(stat -c %Y "$M/b")" 1000000000 "the other name's mtime"
+}
+
+# A descriptor stands for the name it was opened through: a reader opened
+# before a break of its name reads the copy from then on, and everything
+# it says agrees with what it reads (fstat, copy_file_range, sendfile,
+# /proc/PID/fd/N, linkat).  The other name keeps the old bytes.
+test_reader_descriptor_reports_the_inode_it_reads_after_a_break() {
+	make_cow_pair
+	exec 3<"$M/a"
+	echo appended >>"$M/a"
+	n=$(stat -c %s "$M/a")
+	b1=$(blocks "$M/a")
+	# shellcheck disable=SC2046 # six numbers
+	set -- $(try fdreport 3 "$M/copy")
+	# (xfs trims its speculative preallocation when it likes)
+	b2=$(blocks "$M/a")
+	check_eq "$1" "$(ino "$M/a")" "st_ino of fstat(fd)"
+	check_eq "$2" "$n" "st_size of fstat(fd)"
+	[ "$3" = "$b1" ] || [ "$3" = "$b2" ] ||
+		fail "st_blocks of fstat(fd): $3, the name's $b1, then $b2"
+	check_eq "$4" "$n" "bytes read through fd"
+	check_eq "$5" "$n" "bytes copy_file_range() copied from fd"
+	check_eq "$6" "$n" "bytes sendfile() sent from fd"
+	check_eq "$(content "$M/copy")" "$(content "$M/a")" "what copy_file_range() copied"
+	check_eq "$(cat /proc/$$/fd/3)" "$(content "$M/a")" "a reopen of /proc/PID/fd/N"
+	ln -L /proc/$$/fd/3 "$M/c" || fail "linkat() of /proc/PID/fd/N"
+	check_eq "$(ino "$M/c")" "$(ino "$M/a")" "the new name of the descriptor's inode"
+	# A change through the descriptor is a change of its name.
+	perl -e 'chmod(0600, \*STDIN) or die "fchmod: $!\n"' <&3 || fail "fchmod"
+	check_eq "$(mode "$M/a")" 600 "fchmod through the reader"
+	check_eq "$(mode "$M/b")" 644 "the other name's mode"
+	check_eq "$(content "$M/b")" old "the other name's bytes"
+	exec 3<&-
 }

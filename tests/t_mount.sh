@@ -15,10 +15,10 @@ test_lower_not_a_directory_is_enotdir() {
 
 test_unknown_option_is_einval_and_logged() {
 	mkdir $L/d
-	dmesg -C
+	k=$(klog_mark)
 	check_try EINVAL mount $L/d /mnt bogus=1
-	dmesg | grep -q "cowlinkfs: Unknown parameter 'bogus'" ||
-		fail "no kernel log line naming the option: $(dmesg | tail -n 3)"
+	klog_since "$k" | grep -q "cowlinkfs: Unknown parameter 'bogus'" ||
+		fail "no kernel log line naming the option: $(klog_since "$k" | tail -n 3)"
 	check_try EINVAL mount $L/d /mnt cow=sometimes
 }
 
@@ -62,11 +62,11 @@ test_rmmod_while_mounted_is_refused() {
 test_idmapped_lower_mount_is_refused() {
 	mkdir -p /tmp/idm /tmp/idmc
 	check_try OK idmapmount $L /tmp/idm
-	dmesg -C
+	k=$(klog_mark)
 	check_try EINVAL mount /tmp/idm /tmp/idmc
 	umount /tmp/idm
-	dmesg | grep -q "cowlinkfs: idmapped lower mounts are not supported" ||
-		fail "no kernel log line: $(dmesg | tail -n 3)"
+	klog_since "$k" | grep -q "cowlinkfs: idmapped lower mounts are not supported" ||
+		fail "no kernel log line: $(klog_since "$k" | tail -n 3)"
 }
 
 # cowlinkfs changes the lower fs through the caller's own mount of it: a
@@ -114,4 +114,48 @@ test_read_only_lower_mount_makes_read_only_fs() {
 	check_try EROFS open /mnt/ro/x wc
 	umount /mnt/ro
 	umount /tmp/ro
+}
+
+# mount(8) repeats lowerdir from mountinfo on remount; mounted over its own
+# lower directory, that path leads to the mount itself.
+test_remount_of_a_mount_over_its_own_lower_dir() {
+	mkdir "$L/x"
+	echo data >"$L/x/f"
+	mount -t cowlinkfs "$L/x" "$L/x" || fail "mount over the lower dir"
+	trap 'umount "$L/x" 2>/dev/null || true' EXIT
+	opts() { awk -v m="$L/x" '$2 == m && $3 == "cowlinkfs" { print $4 }' /proc/mounts; }
+	mount -o remount,cow=all "$L/x" || fail "remount,cow=all"
+	case $(opts) in *cow=all*) ;; *) fail "cow=all not in effect: $(opts)" ;; esac
+	mount -o remount,ro "$L/x" || fail "remount,ro"
+	case $(opts) in ro,*) ;; *) fail "not read-only: $(opts)" ;; esac
+	check_try EROFS open "$L/x/f" w
+	mount -o remount,rw,cow=flag "$L/x" || fail "remount,rw,cow=flag"
+	case $(opts) in rw,*cow=flag*) ;; *) fail "not rw,cow=flag: $(opts)" ;; esac
+	check_eq "$(content "$L/x/f")" data "the file through the mount"
+	check_try EINVAL remount "$L/x" "lowerdir=$L"
+	umount "$L/x"
+}
+
+# The work dir is hidden by its exact bytes: a case-insensitive lower
+# directory (ext4 casefold, xfs ascii-ci) is refused.
+# lowers: ext4
+test_case_insensitive_lower_dirs_are_refused() {
+	ci=/tmp/ci
+	trap 'umount $ci/m 2>/dev/null || true; umount $ci/fs 2>/dev/null || true; rm -rf $ci' EXIT
+	mkdir -p $ci/fs $ci/m
+	truncate -s 320M $ci/ext4.img
+	mkfs.ext4 -q -F -O casefold $ci/ext4.img || fail "mkfs.ext4 -O casefold"
+	mount -o loop $ci/ext4.img $ci/fs || fail "mount the casefold ext4"
+	mkdir $ci/fs/folded $ci/fs/plain
+	chattr +F $ci/fs/folded || fail "chattr +F"
+	check_try EINVAL mount $ci/fs/folded $ci/m
+	check_try OK mount $ci/fs/plain $ci/m
+	umount $ci/m
+	umount $ci/fs
+	truncate -s 320M $ci/xfs.img
+	mkfs.xfs -q -f -n version=ci $ci/xfs.img || fail "mkfs.xfs -n version=ci"
+	mount -o loop $ci/xfs.img $ci/fs || fail "mount the ascii-ci xfs"
+	mkdir $ci/fs/d
+	check_try EINVAL mount $ci/fs/d $ci/m
+	umount $ci/fs
 }

@@ -16,6 +16,7 @@
 # mountable fs with the untouched names intact is asserted.  $M and $L are
 # not used.
 # lowers: ext2 ext3 ext4 xfs xfsr
+# serial
 
 RD=/tmp/replay-data		# the disk the filesystem is made on
 RL=/tmp/replay-log		# the log of its writes

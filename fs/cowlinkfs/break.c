@@ -46,8 +46,14 @@ static int cowlinkfs_copy_region(struct file *old, struct file *new,
 		got = kernel_read(old, buf, len, &rpos);
 		if (got < 0)
 			return got;
+		/*
+		 * Truncated directly in the lower directory while the copy
+		 * was made (through the mount, no name truncates an inode
+		 * other names share): the bytes the copy was to hold are
+		 * gone, which no retry finds.
+		 */
 		if (got == 0)
-			return -EIO;	/* the file shrank under us */
+			return -EIO;
 
 		for (off = 0; off < got;) {
 			size_t run = min_t(size_t, bsize - (pos + off) % bsize,
@@ -59,12 +65,13 @@ static int cowlinkfs_copy_region(struct file *old, struct file *new,
 				off += run;
 				continue;
 			}
+			/* A short write is retried: the next one says why. */
 			put = __kernel_write(new, buf + off, run, &wpos);
 			if (put < 0)
 				return put;
-			if (put != run)
-				return -EIO;
-			off += run;
+			if (!put)
+				return -ENOSPC;
+			off += put;
 		}
 		pos += got;
 		cond_resched();
@@ -81,10 +88,13 @@ static int cowlinkfs_copy_region(struct file *old, struct file *new,
 
 /* Step 1: the unnamed temp file, in the work directory. */
 static noinline int cowlinkfs_make_tmpfile(struct super_block *sb,
+					   struct dentry *work,
 					   struct file **tmpfile)
 {
-	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
-	struct path dirpath = { .mnt = sbi->lower_root.mnt, .dentry = sbi->workdir };
+	struct path dirpath = {
+		.mnt = COWLINKFS_SB(sb)->lower_root.mnt,
+		.dentry = work,
+	};
 	struct file *file;
 
 	/*
@@ -408,20 +418,30 @@ static int cowlinkfs_install(struct inode *inode, struct dentry *tmp,
 			     struct dentry *ldir, struct dentry *lower)
 {
 	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
-	struct dentry *work = COWLINKFS_SB(inode->i_sb)->workdir;
-	struct dentry *wd, *trap, *oldlower = NULL;
+	struct dentry *work, *wd, *trap, *oldlower = NULL;
 	int err;
 
-	inode_lock_nested(d_inode(work), I_MUTEX_PARENT);
+	/*
+	 * The work directory may have been removed since the copy was made
+	 * in it (it was empty: the copy has no name yet); the copy is linked
+	 * into the one at the work directory's name now, locked until it is.
+	 */
+	work = cowlinkfs_lock_workdir(inode->i_sb, true);
+	if (IS_ERR(work))
+		return PTR_ERR(work);
 	wd = cowlinkfs_work_entry(work, d_inode(tmp)->i_ino);
-	if (IS_ERR(wd)) {
-		inode_unlock(d_inode(work));
-		return PTR_ERR(wd);
+	if (!IS_ERR(wd)) {
+		err = cowlinkfs_link_work(tmp, work, wd);
+		if (err)
+			dput(wd);
+	} else {
+		err = PTR_ERR(wd);
 	}
-	err = cowlinkfs_link_work(tmp, work, wd);
 	inode_unlock(d_inode(work));
-	if (err)
-		goto out;
+	if (err) {
+		dput(work);
+		return err;
+	}
 
 	trap = lock_rename(work, ldir);
 	err = -ESTALE;
@@ -455,6 +475,7 @@ out_unlink:
 	inode_unlock(d_inode(work));
 out:
 	dput(wd);
+	dput(work);
 	return err;
 }
 
@@ -492,12 +513,11 @@ static int cowlinkfs_make_copy(struct super_block *sb, struct path *lower,
 {
 	const struct cred *old_cred;
 	struct file *tmpfile;
+	struct dentry *work;
 	struct kstat stat;
 	struct cred *cred;
 	int err;
 
-	if (!COWLINKFS_SB(sb)->workdir)
-		return -EROFS;
 	err = vfs_getattr(lower, &stat, STATX_BASIC_STATS,
 			  AT_STATX_SYNC_AS_STAT);
 	if (err)
@@ -514,16 +534,32 @@ static int cowlinkfs_make_copy(struct super_block *sb, struct path *lower,
 	cred = cowlinkfs_copy_creds(&stat);
 	if (!cred)
 		return -ENOMEM;
-	old_cred = override_creds(cred);
-	err = cowlinkfs_make_tmpfile(sb, &tmpfile);
+	/*
+	 * Found, or put back, before anything is copied, and locked until
+	 * the copy is made in it: ext4 refuses one in a removed directory.
+	 */
+	work = cowlinkfs_lock_workdir(sb, false);
+	if (IS_ERR(work)) {
+		err = PTR_ERR(work);
+		goto out_put;
+	}
+	err = -EPERM;
+	if (!IS_APPEND(d_inode(work)) && !IS_IMMUTABLE(d_inode(work))) {
+		old_cred = override_creds(cred);
+		err = cowlinkfs_make_tmpfile(sb, work, &tmpfile);
+		revert_creds(old_cred);
+	}
+	cowlinkfs_unlock_workdir(work, false);
 	if (!err) {
+		old_cred = override_creds(cred);
 		err = cowlinkfs_copy_inode(lower, tmpfile, &stat);
+		revert_creds(old_cred);
 		if (err)
 			fput(tmpfile);
 		else
 			*copy = tmpfile;
 	}
-	revert_creds(old_cred);
+out_put:
 	put_cred(cred);
 	return err;
 }
@@ -611,7 +647,8 @@ struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
 	err = cowlinkfs_is_cow(inode);
 	if (err <= 0)
 		return ERR_PTR(err);
-	if (IS_APPEND(rinode) || IS_IMMUTABLE(rinode))
+	/* An unnamed copy is renamed nowhere: only the file itself counts. */
+	if (IS_APPEND(rinode) || IS_IMMUTABLE(rinode) || IS_VERITY(rinode))
 		return ERR_PTR(-EPERM);
 	if (IS_ENCRYPTED(rinode))
 		return ERR_PTR(-EXDEV);
@@ -662,7 +699,7 @@ bool cowlinkfs_lower_shared(struct inode *inode)
 
 	rcu_read_lock();
 	lower = cowlinkfs_lower_peek(inode);
-	real = d_inode_rcu(lower);
+	real = lower ? d_inode_rcu(lower) : NULL;
 	/* Killed by a break of this name just now: ask under break_mutex. */
 	nlink = real ? READ_ONCE(real->i_nlink) : 2;
 	ret = nlink > 1 || (nlink == 1 && d_unhashed(lower));
@@ -670,14 +707,69 @@ bool cowlinkfs_lower_shared(struct inode *inode)
 	return ret;
 }
 
+/**
+ * cowlinkfs_may_break - could the name be given a copy of its own?
+ * @inode: cowlinkfs inode of a name that shares a COW inode
+ *
+ * A break renames its copy over the name, out of the work directory.  The
+ * lower fs refuses that rename for an append-only or immutable file, one
+ * in an append-only or immutable directory, and out of an append-only or
+ * immutable work directory: such a change is refused before anything is
+ * copied, with the lower fs's errno (EPERM), never the EIO of a copy that
+ * could not be put in place.  Nor is a change of an encrypted file made:
+ * the work directory is not encrypted, a copy made there would write the
+ * file's plaintext and could not be renamed back (EXDEV).  A swap file
+ * is not written (ETXTBSY), nor an fs-verity file, whose copy would not
+ * be verified (EPERM, what the lower fs answers for writing one).  Only
+ * peeks at the work directory: a break puts it back if need be
+ * (cowlinkfs_lock_workdir()).
+ *
+ * Return: 0 or a negative errno.
+ */
+int cowlinkfs_may_break(struct inode *inode)
+{
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(inode->i_sb);
+	struct dentry *parent, *work;
+	struct path lowerpath;
+	struct inode *real;
+	int err = 0;
+
+	cowlinkfs_lower_path(inode, &lowerpath);
+	real = d_inode(lowerpath.dentry);
+	if (IS_APPEND(real) || IS_IMMUTABLE(real) || IS_VERITY(real))
+		err = -EPERM;
+	else if (IS_SWAPFILE(real))
+		err = -ETXTBSY;
+	else if (IS_ENCRYPTED(real))
+		err = -EXDEV;
+	if (!err && !d_unhashed(lowerpath.dentry)) {
+		parent = dget_parent(lowerpath.dentry);
+		if (IS_APPEND(d_inode(parent)) || IS_IMMUTABLE(d_inode(parent)))
+			err = -EPERM;
+		dput(parent);
+	}
+	path_put(&lowerpath);
+	if (err)
+		return err;
+
+	spin_lock(&sbi->lock);
+	work = dget(sbi->workdir);
+	spin_unlock(&sbi->lock);
+	if (!work)
+		return -EROFS;
+	if (d_inode(work) &&
+	    (IS_APPEND(d_inode(work)) || IS_IMMUTABLE(d_inode(work))))
+		err = -EPERM;
+	dput(work);
+	return err;
+}
+
 /*
- * Does the name need a break now?  Under break_mutex.  An append-only or
- * immutable inode cannot lose a name to a rename, so no copy is attempted:
- * the change is refused with EPERM, as the lower fs refuses it.
+ * Does the name need a break now?  Under break_mutex.  A name that cannot
+ * be broken refuses the change (see cowlinkfs_may_break()).
  */
 static int cowlinkfs_needs_break(struct inode *inode)
 {
-	struct inode *real = cowlinkfs_lower_inode(inode);
 	int cow;
 
 	if (!cowlinkfs_lower_shared(inode))
@@ -688,15 +780,7 @@ static int cowlinkfs_needs_break(struct inode *inode)
 	/* No name to put a copy at: the caller decides (see break_writer). */
 	if (cowlinkfs_name_gone(inode))
 		return -ESTALE;
-	if (IS_APPEND(real) || IS_IMMUTABLE(real))
-		return -EPERM;
-	/*
-	 * The work directory is not encrypted: a copy made there would
-	 * write the file's plaintext, and could not be renamed back.
-	 */
-	if (IS_ENCRYPTED(real))
-		return -EXDEV;
-	return 1;
+	return cowlinkfs_may_break(inode) ?: 1;
 }
 
 /**

@@ -26,6 +26,8 @@
  */
 #define COWLINKFS_XATTR_COW	"trusted.cowlinkfs.cow"
 #define COWLINKFS_XATTR_PREFIX	"trusted.cowlinkfs."
+/* The mark of a work directory cowlinkfs made (see workdir.c). */
+#define COWLINKFS_XATTR_WORKDIR	"trusted.cowlinkfs.workdir"
 
 /*
  * The work directory at the top of the lower tree.  A link break puts the
@@ -52,9 +54,17 @@ struct cowlinkfs_sb_info {
 	 * lower mount makes our changes EROFS, as on the lower fs.
 	 */
 	struct path lower_root;
-	struct dentry *workdir;		/* NULL on a read-only lower fs */
+	/*
+	 * NULL on a read-only lower fs.  Whoever may write the lower root
+	 * may remove or rename it: a break takes it with
+	 * cowlinkfs_lock_workdir(), which puts it back if need be.
+	 */
+	struct dentry *workdir;		/* under @lock */
+	spinlock_t lock;		/* protects @workdir, @lower_wb_err */
 	const struct cred *creator_cred; /* the mounter's, for private work */
 	enum cowlinkfs_cow_mode cow_mode;
+	/* The lower fs's writeback errors syncfs has passed on to ours. */
+	errseq_t lower_wb_err;
 };
 
 /* Bits of cowlinkfs_inode::state */
@@ -98,11 +108,19 @@ struct cowlinkfs_inode {
 	struct inode vfs_inode;
 };
 
+/* A lower file a descriptor left for its name's new inode, open until release. */
+struct cowlinkfs_stale {
+	struct file *file;
+	struct cowlinkfs_stale *next;
+};
+
 /**
  * struct cowlinkfs_file - an open cowlinkfs file or directory
- * @real: the open lower file; for regular files it is replaced once if a
- *	  link break gives this name a new lower inode
- * @stale: the lower file @real replaced, kept open until release so that
+ * @real: the open lower file; for regular files it is replaced when a
+ *	  link break gives this name a new lower inode: a writer's at its
+ *	  first change, a reader's at its next read (a descriptor stands
+ *	  for its name, see cowlinkfs_real_follow())
+ * @stale: the lower files @real replaced, kept open until release so that
  *	   the data path can use @real without a reference of its own
  * @lock: serialises replacing @real
  * @pending: regular file opened for writing and not yet changed: the
@@ -119,7 +137,7 @@ struct cowlinkfs_inode {
  */
 struct cowlinkfs_file {
 	struct file *real;
-	struct file *stale;
+	struct cowlinkfs_stale *stale;
 	spinlock_t lock;		/* serialises replacing @real */
 	bool pending;
 	bool deny_write;
@@ -143,7 +161,8 @@ static inline struct cowlinkfs_inode *COWLINKFS_I(const struct inode *inode)
 /*
  * The lower dentry of @inode without taking a reference: only for callers
  * that cannot race with a link break (directories never break; regular
- * files are fine under break_mutex) or that only peek (RCU walk).
+ * files are fine under break_mutex) or that only peek (RCU walk, see
+ * cowlinkfs_lower_inode_rcu()).
  */
 static inline struct dentry *cowlinkfs_lower_peek(const struct inode *inode)
 {
@@ -153,6 +172,36 @@ static inline struct dentry *cowlinkfs_lower_peek(const struct inode *inode)
 static inline struct inode *cowlinkfs_lower_inode(const struct inode *inode)
 {
 	return d_inode(cowlinkfs_lower_peek(inode));
+}
+
+/**
+ * cowlinkfs_lower_inode_rcu - peek at the lower inode under RCU
+ * @inode: cowlinkfs inode
+ *
+ * A break publishes the copy's dentry in @lower, then drops the old one,
+ * which __dentry_kill() may make negative while an RCU walker still looks
+ * at it.  The walker then finds the new one in @lower.  NULL only for an
+ * inode being evicted.  Caller holds rcu_read_lock().
+ *
+ * Return: the lower inode, or NULL.
+ */
+static inline struct inode *cowlinkfs_lower_inode_rcu(const struct inode *inode)
+{
+	struct dentry *lower;
+	struct inode *real;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		lower = cowlinkfs_lower_peek(inode);
+		if (!lower)
+			return NULL;
+		real = d_inode_rcu(lower);
+		if (real)
+			return real;
+		/* Pairs with the store of the new @lower before the dput(). */
+		smp_rmb();
+	}
+	return NULL;
 }
 
 /*
@@ -172,6 +221,8 @@ void cowlinkfs_lower_path(const struct inode *inode, struct path *path);
 struct file *cowlinkfs_open_real(struct file *file);
 struct cowlinkfs_file *cowlinkfs_file_setup(struct file *file,
 					    struct file *real);
+void cowlinkfs_file_swap(struct file *file, struct file *real,
+			 struct cowlinkfs_stale *stale);
 int cowlinkfs_release(struct inode *inode, struct file *file);
 int cowlinkfs_do_rename(struct dentry *olddir, struct dentry *old,
 			struct dentry *newdir, struct dentry *new,
@@ -184,6 +235,8 @@ void cowlinkfs_change_end(struct dentry *dentry, struct path *lowerpath);
 
 /* workdir.c */
 int cowlinkfs_setup_workdir(struct super_block *sb);
+struct dentry *cowlinkfs_lock_workdir(struct super_block *sb, bool excl);
+void cowlinkfs_unlock_workdir(struct dentry *work, bool excl);
 bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
 			       int len);
 
@@ -238,6 +291,7 @@ int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
 int cowlinkfs_break_size(struct dentry *dentry, loff_t size);
 int cowlinkfs_break(struct dentry *dentry);
 bool cowlinkfs_lower_shared(struct inode *inode);
+int cowlinkfs_may_break(struct inode *inode);
 int cowlinkfs_break_writer(struct dentry *dentry, loff_t size);
 struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
 				     const struct cred *cred, loff_t size);

@@ -378,6 +378,29 @@ static int cowlinkfs_rmdir(struct inode *dir, struct dentry *dentry)
 	return cowlinkfs_remove(dir, dentry, true);
 }
 
+/*
+ * d_exchange(), which is not exported: @old goes to @new's name, and @new,
+ * left unhashed there, to @old's, through a stand-in dentry with that
+ * name.  So each name keeps the dentry, and the inode, its lower dentry
+ * went with, as the VFS does it.
+ */
+static int cowlinkfs_d_exchange(struct dentry *old, struct dentry *new)
+{
+	struct dentry *stand_in;
+
+	stand_in = d_alloc(old->d_parent, &old->d_name);
+	if (!stand_in) {
+		/* Both are looked up again; the exchange itself was made. */
+		d_drop(old);
+		d_drop(new);
+		return 0;
+	}
+	d_move(old, new);
+	d_move(new, stand_in);
+	dput(stand_in);
+	return 0;
+}
+
 static int cowlinkfs_rename(struct user_namespace *mnt_userns,
 			    struct inode *olddir, struct dentry *old,
 			    struct inode *newdir, struct dentry *new,
@@ -429,7 +452,24 @@ static int cowlinkfs_rename(struct user_namespace *mnt_userns,
 	if (lnew == trap)
 		goto out_dput_new;
 
+	/*
+	 * Two names of one file: the lower fs does nothing (POSIX), and
+	 * neither do we.  Each name keeps its dentry and its inode; moving
+	 * ours, as the VFS would, would give the old name a second inode
+	 * for one lower name (see FS_RENAME_DOES_D_MOVE below).
+	 */
+	if (d_inode(lnew) == d_inode(lold)) {
+		/* The VFS still detaches mounts of the target after. */
+		err = d_mountpoint(old) || d_mountpoint(new) ? -EBUSY : 0;
+		goto out_dput_new;
+	}
 	err = cowlinkfs_do_rename(lolddir, lold, lnewdir, lnew, flags);
+	if (err)
+		goto out_dput_new;
+	if (flags & RENAME_EXCHANGE)
+		err = cowlinkfs_d_exchange(old, new);
+	else
+		d_move(old, new);
 
 out_dput_new:
 	dput(lnew);

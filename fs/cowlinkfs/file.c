@@ -23,26 +23,79 @@
 #include "cowlinkfs.h"
 
 /*
- * The lower file.  It is replaced at most once (see
- * cowlinkfs_prepare_write()) and the one it replaces stays open until
- * release, so callers need neither a lock nor a reference of their own.
+ * The lower file.  It is replaced when the name gets a new lower inode
+ * (see cowlinkfs_prepare_change() and cowlinkfs_real_follow()) and the
+ * ones it replaces stay open until release, so callers need neither a
+ * lock nor a reference of their own.
  */
 static struct file *cowlinkfs_real(const struct file *file)
 {
 	return READ_ONCE(COWLINKFS_F(file)->real);
 }
 
-/* Is the file's lower inode no longer the one its name has? */
-static bool cowlinkfs_real_moved(struct file *file)
+/* Is @real not, or no longer, on the lower inode the name of @inode has? */
+static bool cowlinkfs_not_names(struct inode *inode, struct file *real)
 {
+	struct inode *cur;
 	bool moved;
 
 	/* A break may drop the old lower dentry meanwhile; RCU frees it. */
 	rcu_read_lock();
-	moved = file_inode(cowlinkfs_real(file)) !=
-		cowlinkfs_lower_inode(file_inode(file));
+	cur = cowlinkfs_lower_inode_rcu(inode);
+	moved = cur && file_inode(real) != cur;
 	rcu_read_unlock();
 	return moved;
+}
+
+/* Is the file's lower inode no longer the one its name has? */
+static bool cowlinkfs_real_moved(struct file *file)
+{
+	return cowlinkfs_not_names(file_inode(file), cowlinkfs_real(file));
+}
+
+/**
+ * cowlinkfs_real_follow - move a reader onto its name's current inode
+ * @file: cowlinkfs regular file about to be used
+ *
+ * A descriptor stands for the name it was opened through, as it does on
+ * the lower fs: once a writer through the name gave it a copy of its
+ * own, a descriptor opened for reading before reads the copy from its
+ * next call on, so that fstat() (which asks the name), read(), lseek()
+ * and copy_file_range() agree, and so do /proc/PID/fd/N and linkat() of
+ * it.  The other names keep the old bytes, as they always do.  Writers
+ * move at their first change (cowlinkfs_prepare_change()); a running
+ * program's descriptor, which denies writers on its inode, stays.
+ *
+ * Return: 0 or a negative errno, the descriptor unchanged.
+ */
+static int cowlinkfs_real_follow(struct file *file)
+{
+	struct cowlinkfs_file *cf = COWLINKFS_F(file);
+	struct cowlinkfs_stale *stale;
+	struct file *real;
+
+	if (likely((file->f_mode & FMODE_WRITE) || cf->deny_write ||
+		   !cowlinkfs_real_moved(file)))
+		return 0;
+	real = cowlinkfs_open_real(file);
+	if (IS_ERR(real))
+		return PTR_ERR(real);
+	stale = kmalloc(sizeof(*stale), GFP_KERNEL);
+	if (!stale) {
+		fput(real);
+		return -ENOMEM;
+	}
+	spin_lock(&cf->lock);
+	if (file_inode(cf->real) != file_inode(real)) {
+		cowlinkfs_file_swap(file, real, stale);
+		real = NULL;
+		stale = NULL;
+	}
+	spin_unlock(&cf->lock);
+	kfree(stale);
+	if (real)
+		fput(real);
+	return 0;
 }
 
 /**
@@ -61,6 +114,7 @@ static int cowlinkfs_prepare_change(struct file *file, loff_t size)
 {
 	struct cowlinkfs_file *cf = COWLINKFS_F(file);
 	struct inode *inode = file_inode(file);
+	struct cowlinkfs_stale *stale = NULL;
 	struct file *real;
 	int err;
 
@@ -90,18 +144,25 @@ static int cowlinkfs_prepare_change(struct file *file, loff_t size)
 			return PTR_ERR(real);
 	}
 swap:
+	if (real) {
+		stale = kmalloc(sizeof(*stale), GFP_KERNEL);
+		if (!stale) {
+			fput(real);
+			return -ENOMEM;
+		}
+	}
 	spin_lock(&cf->lock);
 	if (cf->pending) {
 		if (real && file_inode(cf->real) != file_inode(real)) {
-			real->f_pos = cf->real->f_pos;
-			cf->stale = cf->real;
-			WRITE_ONCE(cf->real, real);
+			cowlinkfs_file_swap(file, real, stale);
 			real = NULL;
+			stale = NULL;
 		}
 		/* Pairs with the acquire above: @real is final first. */
 		smp_store_release(&cf->pending, false);
 	}
 	spin_unlock(&cf->lock);
+	kfree(stale);
 	if (real)
 		fput(real);
 	cowlinkfs_copyattr(inode);
@@ -212,6 +273,18 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 	/* may_open() checked O_NOATIME on our inode, maybe a stale owner. */
 	if ((file->f_flags & O_NOATIME) && !cowlinkfs_owner_or_capable(inode))
 		return -EPERM;
+	/*
+	 * A shared COW file whose name cannot be given a copy (append-only,
+	 * in an append-only directory, ...) can never be written through
+	 * this name: say so now, with the lower fs's errno for the rename
+	 * a break needs, not at the first write, where shells report any
+	 * failure of `echo >>` as an I/O error.
+	 */
+	if ((writer || trunc) && cowlinkfs_shared_cow(inode) > 0) {
+		err = cowlinkfs_may_break(inode);
+		if (err)
+			return err;
+	}
 	for (;;) {
 		if (break_now && !unlinked) {
 			err = cowlinkfs_probe_trunc(file);
@@ -236,8 +309,18 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 			}
 			return err;
 		}
-		err = break_now && writer && !unlinked ?
-		      cowlinkfs_shared_cow(inode) : 0;
+		err = 0;
+		if (break_now && writer && !unlinked) {
+			err = cowlinkfs_shared_cow(inode);
+			/*
+			 * Another writer's break of this name (shared again
+			 * by a link() meanwhile) may have left @realfile on
+			 * the inode the other names keep: a shared mapping
+			 * of it would write theirs.
+			 */
+			if (!err && cowlinkfs_not_names(inode, realfile))
+				err = 1;
+		}
 		if (!err)
 			break;
 		fput(realfile);
@@ -295,10 +378,17 @@ out_fput:
 
 loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct file *realfile = cowlinkfs_real(file);
 	struct inode *inode = file_inode(file);
+	struct file *realfile;
 	loff_t ret;
 
+	/* SEEK_END, SEEK_DATA and SEEK_HOLE ask the name's inode. */
+	if (S_ISREG(inode->i_mode)) {
+		ret = cowlinkfs_real_follow(file);
+		if (ret)
+			return ret;
+	}
+	realfile = cowlinkfs_real(file);
 	/*
 	 * Keep one file position, ours; the lower file borrows it, and
 	 * checks it (a directory's positions are its own cookies).
@@ -329,10 +419,14 @@ loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)
  */
 static struct file *cowlinkfs_real_io(struct file *file)
 {
-	struct file *real = cowlinkfs_real(file);
 	unsigned int flags = READ_ONCE(file->f_flags) & COWLINKFS_SETFL_MASK;
+	struct file *real;
 	int err;
 
+	err = cowlinkfs_real_follow(file);
+	if (err)
+		return ERR_PTR(err);
+	real = cowlinkfs_real(file);
 	if (likely(flags == (READ_ONCE(real->f_flags) & COWLINKFS_SETFL_MASK)))
 		return real;
 	/* fcntl() checked a flag set through another name on a stale inode. */
@@ -421,6 +515,16 @@ static int cowlinkfs_mmap(struct file *file, struct vm_area_struct *vma)
 	 */
 	if (WARN_ON(file != vma->vm_file))
 		return -EIO;
+	/*
+	 * A reader whose name was broken since its last call would map the
+	 * inode the other names keep while fstat() describes the copy (a
+	 * mapping sized by it faults past the old end).  It cannot follow
+	 * here (opening a file under mmap_lock): ESTALE, as for a name that
+	 * went away; any read() or lseek() first follows.
+	 */
+	if (!(file->f_mode & FMODE_WRITE) && !COWLINKFS_F(file)->deny_write &&
+	    cowlinkfs_real_moved(file))
+		return -ESTALE;
 	realfile = cowlinkfs_real(file);
 	if (!realfile->f_op->mmap)
 		return -ENODEV;
@@ -432,6 +536,13 @@ static int cowlinkfs_mmap(struct file *file, struct vm_area_struct *vma)
 int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end,
 		    int datasync)
 {
+	int err;
+
+	if (S_ISREG(file_inode(file)->i_mode)) {
+		err = cowlinkfs_real_follow(file);
+		if (err)
+			return err;
+	}
 	return vfs_fsync_range(cowlinkfs_real(file), start, end, datasync);
 }
 
@@ -465,6 +576,10 @@ static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 static int cowlinkfs_fadvise(struct file *file, loff_t offset, loff_t len,
 			     int advice)
 {
+	int err = cowlinkfs_real_follow(file);
+
+	if (err)
+		return err;
 	return vfs_fadvise(cowlinkfs_real(file), offset, len, advice);
 }
 
@@ -475,7 +590,9 @@ static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
 	struct file *realin, *realout;
 	ssize_t ret;
 
-	ret = cowlinkfs_prepare_write(out);
+	ret = cowlinkfs_real_follow(in);
+	if (!ret)
+		ret = cowlinkfs_prepare_write(out);
 	if (ret)
 		return ret;
 	realin = cowlinkfs_real(in);
@@ -497,7 +614,9 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
 	/* A lower fs without reflink (ext4, tmpfs) refuses it: copy nothing. */
 	if (!cowlinkfs_real(out)->f_op->remap_file_range)
 		return -EOPNOTSUPP;
-	ret = cowlinkfs_prepare_write(out);
+	ret = cowlinkfs_real_follow(in);
+	if (!ret)
+		ret = cowlinkfs_prepare_write(out);
 	if (ret)
 		return ret;
 	realin = cowlinkfs_real(in);
@@ -542,10 +661,11 @@ static bool cowlinkfs_ioctl_reads_only(unsigned int cmd)
 }
 
 /*
- * A read-only descriptor is never moved to a copy: a change through it
- * must not reach an inode another name has.  Its inode may be the one the
- * name has now, shared if COW with other links, or one the name left when
- * it was broken, which belongs to the other names.
+ * A read-only descriptor is not given a copy by an ioctl that changes the
+ * file: a change through it must not reach an inode another name has.
+ * Its inode is the one the name has now, shared if COW with other links,
+ * or, until its next call follows the name, one the name left when it
+ * was broken, which belongs to the other names.
  */
 static int cowlinkfs_ro_fd_shared(struct file *file)
 {
@@ -585,6 +705,9 @@ static long cowlinkfs_lower_ioctl(struct file *file, unsigned int cmd,
 	if (_IOC_TYPE(cmd) == COWLINKFS_IOC_MAGIC ||
 	    cmd == _IOR('f', 0xc0, int) || cmd == _IOW('f', 0xc1, int))
 		return -ENOTTY;
+	ret = cowlinkfs_real_follow(file);
+	if (ret)
+		return ret;
 	if (writes) {
 		ret = mnt_want_write_file(file);
 		if (ret)

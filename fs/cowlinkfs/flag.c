@@ -183,9 +183,12 @@ int cowlinkfs_check_link(struct inode *inode, struct inode *dir)
 			return -EMLINK;
 	}
 	if (cow) {
+		struct inode *real;
+
 		/* A racing break may drop the old lower dentry: RCU frees it. */
 		rcu_read_lock();
-		busy = inode_is_open_for_write(cowlinkfs_lower_inode(inode));
+		real = cowlinkfs_lower_inode_rcu(inode);
+		busy = !real || inode_is_open_for_write(real);
 		rcu_read_unlock();
 		if (busy)
 			return -ETXTBSY;

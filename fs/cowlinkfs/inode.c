@@ -36,18 +36,36 @@ void cowlinkfs_copyflags(struct inode *inode, const struct inode *real)
 		inode_set_flags(inode, flags, mask);
 }
 
-/* Copy the attributes the VFS checks on our inode from the lower inode. */
+/**
+ * cowlinkfs_copyattr - copy the attributes the VFS checks from the lower inode
+ * @inode: cowlinkfs inode
+ *
+ * As ovl_copyattr() does, not fsstack_copy_attr_all(), which would copy
+ * all of i_flags: our S_NOATIME and S_NOCMTIME (the times are the lower
+ * inode's) would go, and flags that mean something else on our inode
+ * (S_NOSEC, S_DEAD, S_PRIVATE, ...) would come.
+ */
 void cowlinkfs_copyattr(struct inode *inode)
 {
 	struct inode *real;
 
 	/* A racing break may drop the old lower dentry: RCU frees it. */
 	rcu_read_lock();
-	real = cowlinkfs_lower_inode(inode);
-	fsstack_copy_attr_all(inode, real);
-	fsstack_copy_inode_size(inode, real);
-	inode->i_ino = real->i_ino;
-	cowlinkfs_copyflags(inode, real);
+	real = cowlinkfs_lower_inode_rcu(inode);
+	if (real) {
+		inode->i_mode = real->i_mode;
+		inode->i_uid = real->i_uid;
+		inode->i_gid = real->i_gid;
+		inode->i_rdev = real->i_rdev;
+		inode->i_atime = real->i_atime;
+		inode->i_mtime = real->i_mtime;
+		inode->i_ctime = real->i_ctime;
+		inode->i_blkbits = real->i_blkbits;
+		set_nlink(inode, READ_ONCE(real->i_nlink));
+		fsstack_copy_inode_size(inode, real);
+		inode->i_ino = real->i_ino;
+		cowlinkfs_copyflags(inode, real);
+	}
 	rcu_read_unlock();
 }
 
@@ -185,6 +203,10 @@ static bool cowlinkfs_attr_changes(const struct inode *real,
 {
 	unsigned int valid = attr->ia_valid;
 
+	/*
+	 * A truncation to the size the file has may change it too: ext4
+	 * marks mtime and ctime, xfs frees blocks preallocated past EOF.
+	 */
 	if (valid & (ATTR_SIZE | ATTR_ATIME | ATTR_MTIME | ATTR_KILL_PRIV))
 		return true;
 	/*
@@ -332,7 +354,7 @@ int cowlinkfs_permission(struct user_namespace *mnt_userns,
 			 struct inode *inode, int mask)
 {
 	struct path lowerpath;
-	struct dentry *lower;
+	struct inode *real;
 	int err;
 
 	if (mask & MAY_NOT_BLOCK) {
@@ -340,10 +362,10 @@ int cowlinkfs_permission(struct user_namespace *mnt_userns,
 		 * RCU walk: the lower dentry and inode are freed after a
 		 * grace period, so peeking is safe.
 		 */
-		lower = cowlinkfs_lower_peek(inode);
-		if (unlikely(!lower))
+		real = cowlinkfs_lower_inode_rcu(inode);
+		if (unlikely(!real))
 			return -ECHILD;
-		return inode_permission(cowlinkfs_userns(), d_inode(lower), mask);
+		return inode_permission(cowlinkfs_userns(), real, mask);
 	}
 	/* The check may sleep (ACLs): hold the lower dentry a break may drop. */
 	cowlinkfs_lower_path(inode, &lowerpath);
@@ -593,7 +615,9 @@ struct posix_acl *cowlinkfs_get_acl(struct inode *inode, int type, bool rcu)
 
 	if (rcu) {
 		/* In RCU walk: the lower inode is freed after a grace period. */
-		real = cowlinkfs_lower_inode(inode);
+		real = cowlinkfs_lower_inode_rcu(inode);
+		if (!real)
+			return ERR_PTR(-ECHILD);
 		if (!IS_POSIXACL(real))
 			return NULL;
 		return get_cached_acl_rcu(real, type);

@@ -45,9 +45,56 @@ static void cowlinkfs_free_inode(struct inode *inode)
 
 static void cowlinkfs_evict_inode(struct inode *inode)
 {
+	struct dentry *lower = COWLINKFS_I(inode)->lower;
+
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
-	dput(COWLINKFS_I(inode)->lower);
+	/*
+	 * A directory stays in the inode hash until after this, where
+	 * find_inode() runs cowlinkfs_inode_test() on it: it must find no
+	 * lower dentry, not a freed one.
+	 */
+	WRITE_ONCE(COWLINKFS_I(inode)->lower, NULL);
+	dput(lower);
+}
+
+/**
+ * cowlinkfs_sync_fs - syncfs(2) of the mount: sync the lower filesystem
+ * @sb: cowlinkfs superblock
+ * @wait: 0 for the first, asynchronous pass of sync_filesystem(), 1 for
+ *	  the second
+ *
+ * Our superblock has no bdi and no dirty inodes: the data is in the lower
+ * fs's page cache.  As ovl_sync_fs() does for the upper fs, sync the whole
+ * lower fs (another mount of it included, as syncfs(2) of the lower would),
+ * once, in the waiting pass.  sync(2) skips us (SB_I_SKIP_SYNC): it syncs
+ * the lower fs itself.
+ *
+ * A writeback error the lower fs has met since the last call is passed on
+ * to our superblock, where syncfs(2) reports it once to each descriptor
+ * opened before it, as it does on the lower fs.
+ *
+ * Return: 0 or a negative errno.
+ */
+static int cowlinkfs_sync_fs(struct super_block *sb, int wait)
+{
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
+	struct super_block *lsb = sbi->lower_root.mnt->mnt_sb;
+	int err, wb_err;
+
+	if (!wait)
+		return 0;
+	down_read(&lsb->s_umount);
+	err = sync_filesystem(lsb);
+	up_read(&lsb->s_umount);
+
+	/* Set before the lock goes, so that no racing syncfs misses it. */
+	spin_lock(&sbi->lock);
+	wb_err = errseq_check_and_advance(&lsb->s_wb_err, &sbi->lower_wb_err);
+	if (wb_err)
+		errseq_set(&sb->s_wb_err, wb_err);
+	spin_unlock(&sbi->lock);
+	return err;
 }
 
 static int cowlinkfs_statfs(struct dentry *dentry, struct kstatfs *buf)
@@ -93,6 +140,7 @@ static const struct super_operations cowlinkfs_sops = {
 	.free_inode	= cowlinkfs_free_inode,
 	.evict_inode	= cowlinkfs_evict_inode,
 	.drop_inode	= generic_delete_inode,
+	.sync_fs	= cowlinkfs_sync_fs,
 	.statfs		= cowlinkfs_statfs,
 	.show_options	= cowlinkfs_show_options,
 };
@@ -156,6 +204,16 @@ static int cowlinkfs_check_lower(struct fs_context *fc, const struct path *p)
 		return invalfc(fc, "cannot stack cowlinkfs on cowlinkfs");
 	if (lsb->s_stack_depth >= FILESYSTEM_MAX_STACK_DEPTH)
 		return invalfc(fc, "maximum fs stacking depth exceeded");
+	/*
+	 * The work directory is hidden at the root by its exact bytes: in a
+	 * case-insensitive directory other spellings would reach it.  ext4
+	 * and f2fs fold case per directory (and give every dentry of such a
+	 * fs hash operations, folding only in those); xfs's ascii-ci, with no
+	 * flag to see, is found by cowlinkfs_setup_workdir().
+	 */
+	if (IS_CASEFOLDED(dir))
+		return invalfc(fc, "%s: case-insensitive lower directories are not supported",
+			       lsb->s_type->name);
 	if (!dir->i_op->link || !(dir->i_opflags & IOP_XATTR))
 		return invalfc(fc, "%s: no hard links or xattrs, cannot stack",
 			       lsb->s_type->name);
@@ -191,6 +249,7 @@ static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (!sbi)
 		return -ENOMEM;
 	sb->s_fs_info = sbi;
+	spin_lock_init(&sbi->lock);
 	sbi->cow_mode = ctx->cow_mode;
 
 	err = kern_path(name, LOOKUP_FOLLOW | LOOKUP_DIRECTORY, &sbi->lower_root);
@@ -207,7 +266,10 @@ static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 
 	lsb = sbi->lower_root.mnt->mnt_sb;
+	sbi->lower_wb_err = errseq_sample(&lsb->s_wb_err);
 	sb->s_stack_depth = lsb->s_stack_depth + 1;
+	/* sync(2) syncs the lower fs itself; see cowlinkfs_sync_fs(). */
+	sb->s_iflags |= SB_I_SKIP_SYNC;
 	sb->s_magic = COWLINKFS_SUPER_MAGIC;
 	sb->s_op = &cowlinkfs_sops;
 	sb->s_xattr = cowlinkfs_xattr_handlers;
@@ -246,8 +308,7 @@ static int cowlinkfs_get_tree(struct fs_context *fc)
  */
 static bool cowlinkfs_shared_writers(struct super_block *sb)
 {
-	struct dentry *lower;
-	struct inode *inode;
+	struct inode *inode, *real;
 	bool busy = false;
 
 	spin_lock(&sb->s_inode_list_lock);
@@ -259,10 +320,10 @@ static bool cowlinkfs_shared_writers(struct super_block *sb)
 		 * shared writable mappings whose descriptor was closed.
 		 */
 		rcu_read_lock();
-		lower = cowlinkfs_lower_peek(inode);
-		busy = lower && cowlinkfs_lower_shared(inode) &&
+		real = cowlinkfs_lower_inode_rcu(inode);
+		busy = real && cowlinkfs_lower_shared(inode) &&
 		       (atomic_read(&inode->i_writecount) > 0 ||
-			inode_is_open_for_write(d_inode(lower)));
+			inode_is_open_for_write(real));
 		rcu_read_unlock();
 		if (busy)
 			break;
@@ -307,12 +368,17 @@ static int cowlinkfs_reconfigure(struct fs_context *fc)
 	bool same;
 	int err;
 
-	/* mount(8) repeats the current options on remount: allow that. */
+	/*
+	 * mount(8) repeats the current options on remount: allow that.  A
+	 * mount over its own lower directory (mount -t cowlinkfs /x /x) hides
+	 * it: the path now leads to our root, which stands for it.
+	 */
 	if (ctx->lowerdir) {
 		err = kern_path(ctx->lowerdir, LOOKUP_FOLLOW, &path);
 		if (err)
 			return invalfc(fc, "lowerdir '%s': error %d", ctx->lowerdir, err);
-		same = path_equal(&path, &sbi->lower_root);
+		same = path_equal(&path, &sbi->lower_root) ||
+		       path.dentry == fc->root;
 		path_put(&path);
 		if (!same)
 			return invalfc(fc, "lowerdir cannot be changed by remount");
@@ -362,6 +428,8 @@ static struct file_system_type cowlinkfs_fs_type = {
 	.init_fs_context	= cowlinkfs_init_fs_context,
 	.parameters		= cowlinkfs_param_spec,
 	.kill_sb		= cowlinkfs_kill_sb,
+	/* cowlinkfs_rename() moves the dentries, unless the rename was a no-op. */
+	.fs_flags		= FS_RENAME_DOES_D_MOVE,
 };
 MODULE_ALIAS_FS("cowlinkfs");
 

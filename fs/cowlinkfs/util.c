@@ -85,20 +85,63 @@ struct cowlinkfs_file *cowlinkfs_file_setup(struct file *file,
 	file->private_data = cf;
 	/* O_DIRECT where the lower file allows it (ext2 directories too). */
 	file->f_mode |= real->f_mode & FMODE_CAN_ODIRECT;
+	/*
+	 * The data is cached in the lower inode's mapping: sync_file_range()
+	 * and the writeback errors it reports work on f_mapping.
+	 */
+	file->f_mapping = real->f_mapping;
+	file->f_wb_err = real->f_wb_err;
 	cowlinkfs_copyattr(file_inode(file));
 	return cf;
+}
+
+/**
+ * cowlinkfs_file_swap - make @real the lower file of @file from now on
+ * @file: cowlinkfs regular file whose name has a new lower inode
+ * @real: the lower file on that inode; the reference is taken over
+ * @stale: a free list entry, taken over
+ *
+ * The lower file replaced stays open until release, so that a racing read
+ * or write can go on using it without a reference of its own.  Caller
+ * holds the file's lock.
+ */
+void cowlinkfs_file_swap(struct file *file, struct file *real,
+			 struct cowlinkfs_stale *stale)
+{
+	struct cowlinkfs_file *cf = COWLINKFS_F(file);
+
+	lockdep_assert_held(&cf->lock);
+	real->f_pos = cf->real->f_pos;
+	stale->file = cf->real;
+	stale->next = cf->stale;
+	cf->stale = stale;
+	/*
+	 * Not under an O_RDWR file: mmap_region() counts a shared writable
+	 * mapping on f_mapping before ->mmap and uncounts it after, which
+	 * must be one mapping.  Such a file is on the name's inode from its
+	 * open on (cowlinkfs_open() checks), and moves only in a race.
+	 */
+	if (!(file->f_mode & FMODE_READ) || !(file->f_mode & FMODE_WRITE)) {
+		WRITE_ONCE(file->f_mapping, real->f_mapping);
+		file->f_wb_err = real->f_wb_err;
+	}
+	WRITE_ONCE(cf->real, real);
 }
 
 /* ->release of regular files and directories */
 int cowlinkfs_release(struct inode *inode, struct file *file)
 {
 	struct cowlinkfs_file *cf = COWLINKFS_F(file);
+	struct cowlinkfs_stale *stale, *next;
 
 	if (cf->deny_write)
 		allow_write_access(cf->real);
 	fput(cf->real);
-	if (cf->stale)
-		fput(cf->stale);
+	for (stale = cf->stale; stale; stale = next) {
+		next = stale->next;
+		fput(stale->file);
+		kfree(stale);
+	}
 	kfree(cf);
 	return 0;
 }

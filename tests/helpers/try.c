@@ -43,6 +43,11 @@
  *                               write of STRING at offset 0: "INO1 INO2"
  *   try idmapmount SRC DST     bind SRC on DST as an idmapped mount (ids 0
  *                              of a new user namespace map to 1000)
+ *   try fdreport FD DST        what the inherited descriptor FD says and
+ *                              reads: "INO SIZE BLOCKS READ COPIED SENT":
+ *                              fstat(FD), the bytes pread() gives from 0,
+ *                              copy_file_range() from 0 into DST (made
+ *                              anew) and sendfile() from 0 to /dev/null
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,6 +63,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
@@ -594,6 +600,43 @@ static int op_fdino(char **a)
 	return 0;
 }
 
+static int op_fdreport(char **a)
+{
+	long long rd = 0, cp = 0, sn = 0;
+	static char buf[65536];
+	loff_t in = 0;
+	off_t pos = 0;
+	struct stat st;
+	int fd = atoi(a[0]), out, nul;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return res(-1);
+	while ((n = pread(fd, buf, sizeof(buf), rd)) > 0)
+		rd += n;
+	if (n < 0)
+		return res(-1);
+	out = open(a[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (out < 0)
+		return res(-1);
+	while ((n = copy_file_range(fd, &in, out, NULL, 1 << 20, 0)) > 0)
+		cp += n;
+	close(out);
+	if (n < 0)
+		return res(-1);
+	nul = open("/dev/null", O_WRONLY);
+	if (nul < 0)
+		return res(-1);
+	while ((n = sendfile(nul, fd, &pos, 1 << 20)) > 0)
+		sn += n;
+	close(nul);
+	if (n < 0)
+		return res(-1);
+	printf("%lu %lld %lld %lld %lld %lld\n", (unsigned long)st.st_ino,
+	       (long long)st.st_size, (long long)st.st_blocks, rd, cp, sn);
+	return 0;
+}
+
 static int op_mount(char **a)
 {
 	return res(mount(a[0], a[1], "cowlinkfs", 0, a[2]));
@@ -773,6 +816,7 @@ static const struct op ops[] = {
 	{ "clone", 2, 2, op_clone },
 	{ "statfs", 1, 1, op_statfs },
 	{ "fdino", 3, 3, op_fdino },
+	{ "fdreport", 2, 2, op_fdreport },
 	{ "idmapmount", 2, 2, op_idmapmount },
 	{ "mount", 2, 3, op_mount },
 	{ "umount", 1, 1, op_umount },
