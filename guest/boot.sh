@@ -31,9 +31,13 @@ for d in "$(rootfs_img "$variant"):snap" "$run/tests.img" "$run/ext2.img" "$run/
 	n=$((n + 1))
 done
 
+# Two test workers share the kernel log, which is not cleared per test:
+# room for a whole suite.
 append="console=$CONSOLE root=/dev/vda rw init=/sbin/cowlinkfs-init panic=-1 loglevel=5"
-# KASAN's shadow and kmemleak's object pool want more memory.
-mem=2048
+append+=" log_buf_len=8M"
+# Two test workers at once, KASAN's shadow and kmemleak's object pool
+# want more memory.
+mem=3072
 [ "$KERNEL" != debug ] || mem=4096
 accel=TCG
 # shellcheck disable=SC2054 # commas separate QEMU suboptions

@@ -13,4 +13,4 @@ variant=
 say "step 3 of 5: debootstrap guest rootfs"; "$g/rootfs.sh" $variant
 say "step 4 of 5: module, helpers, disks";   "$g/stage.sh" "$mode"
 [ "$mode" != bench ] || "$g/bench-src.sh"
-say "step 5 of 5: guest run ($mode)";        "$g/boot.sh" "$mode" "${COWLINKFS_TIMEOUT:-2400}"
+say "step 5 of 5: guest run ($mode)";        "$g/boot.sh" "$mode" "${COWLINKFS_TIMEOUT:-3600}"

@@ -3,17 +3,19 @@
 # filesystem, each on a fresh lower directory with cowlinkfs mounted on
 # /mnt/t, and print KTAP as kselftest does: the version line and the plan
 # first, then one line per test and lower, "# SKIP" for a test that does
-# not apply to that lower (tests/plan.awk reads the "# lowers:" lines).
-# Each test has TEST_TIMEOUT seconds (600; make test TEST_TIMEOUT=N).  A
-# failed test's whole output and kernel log go to /t/results/failed/.
-# Writes /t/results/tap (and the console), the kernel log to
-# /t/results/dmesg.
+# not apply to that lower (tests/plan.awk reads the "# lowers:" and
+# "# serial" lines).  Two workers (tests/worker.sh) run the tests at once,
+# each on every other lower, then the serial ones run alone.  Each test
+# has TEST_TIMEOUT seconds (600; make test TEST_TIMEOUT=N).  A failed
+# test's whole output and kernel log go to /t/results/failed/.  Writes
+# /t/results/tap (the console sees each result as it comes; the file ends
+# up in plan order), the kernel log to /t/results/dmesg.
 T=/t
 R=$T/results
-TEST_TIMEOUT=$(cat $T/timeout 2>/dev/null || echo 600)
 export PATH=$T/bin:$PATH
 : >$R/tap
 : >$R/dmesg
+rm -rf $R/res
 mkdir -p $R/failed
 dmesg -C
 echo 30 >/proc/sys/kernel/hung_task_timeout_secs
@@ -27,9 +29,11 @@ only=$(cat $T/only 2>/dev/null || echo '*')
 lowers=$(cat $T/lowers 2>/dev/null || cat $T/tests/lowers)
 splat=$(cat $T/tests/splat.ere)
 
-# The plan, before anything runs: "FS FILE FUNCTION LOWERS..." per line,
-# "- ONLY-WORD" for a word of ONLY that matches no file, "FS -" for a
-# lower on which nothing would run.
+# The plan, before anything runs, numbered as KTAP will number it:
+# "N FS FILE FUNCTION PHASE STATE" per line (STATE "run" or the lowers
+# the test is for, PHASE "parallel" or "serial"), "N - ONLY-WORD" for a
+# word of ONLY that matches no file, "N FS -" for a lower on which
+# nothing would run.
 plan=/tmp/plan
 : >$plan
 files=
@@ -50,108 +54,71 @@ for fs in $lowers; do
 	before=$(grep -c " run$" $plan)
 	for file in $files; do
 		awk -f $T/tests/plan.awk "$file" |
-		while IFS="	" read -r fn on; do
+		while IFS="	" read -r fn on ph; do
 			case " $on " in
-			*" $fs "*) echo "$fs $file $fn run" ;;
-			*) echo "$fs $file $fn $on" ;;
+			*" $fs "*) echo "$fs $file $fn $ph run" ;;
+			*) echo "$fs $file $fn $ph $on" ;;
 			esac
 		done >>$plan
 	done
 	[ "$(grep -c " run$" $plan)" != "$before" ] || echo "$fs -" >>$plan
 done
-n=0
-total=$(($(wc -l <$plan) + 1))
+awk '{ print NR, $0 }' $plan >$R/plan
+n=$(wc -l <$plan)
+total=$((n + 1))
 [ ! -e $kl ] || total=$((total + 1))
 echo "KTAP version 1" | tee -a $R/tap
 echo "1..$total" | tee -a $R/tap
+mkdir -p $R/res
+: >$R/tap.lock
 
-# result RC NAME [DIRECTIVE]: one KTAP line; a failure's log follows as
-# "#" lines and is kept whole in results/failed/
+# result N RC NAME: a result that needs no worker (see tests/worker.sh)
 result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2${3:+ # $3}" | tee -a $R/tap
+	if [ "$2" = 0 ]; then
+		echo "ok $1 $3"
 	else
-		echo "not ok $n $2${3:+ # $3}" | tee -a $R/tap
-		sed 's/^/# /' /tmp/test.log | tail -n 30 | tee -a $R/tap
-		{
-			cat /tmp/test.log
-			echo "--- the kernel log of the test ---"
-			cat /tmp/dmesg.log
-		} >"$R/failed/$(echo "$2" | tr / _).log" 2>&1
-	fi
+		echo "not ok $1 $3"
+		sed 's/^/# /' /tmp/test.log
+	fi >$R/res/$1
+	cat $R/res/$1 >>$R/tap
+	cat $R/res/$1
 }
 
-. $T/tests/lower.sh
-
-# run_test FS FILE FUNCTION: one test on a fresh lower directory
-run_test() {
-	root=/lower/$1/$3
-	rm -rf "$root"
-	mkdir -p "$root/lower"
-	FS=$1 LDEV=$dev L=$root/lower M=/mnt/t \
-		timeout -k 10 $TEST_TIMEOUT sh $T/tests/run-one.sh "$2" "$3" \
-		>/tmp/test.log 2>&1 </dev/null
-	rc=$?
-	[ $rc != 124 ] ||
-		echo "TIMEOUT: still running after $TEST_TIMEOUT s, killed" >>/tmp/test.log
-	cd /
-	# Whatever the test left mounted goes, innermost first.
-	for m in $(awk '$3 == "cowlinkfs" {print $2}' /proc/mounts | sort -r); do
-		umount "$m" 2>>/tmp/test.log || { rc=1; umount -l "$m"; }
-	done
-	mountpoint -q /lower/$1 || mount_lower $1
-	rm -rf "$root"
-	dmesg -c >/tmp/dmesg.log
-	cat /tmp/dmesg.log >>$R/dmesg
-	if grep -qE "$splat" /tmp/dmesg.log; then
-		rc=1
-		echo "kernel complained:" >>/tmp/test.log
-		grep -E -A5 "$splat" /tmp/dmesg.log >>/tmp/test.log
-	fi
-	return $rc
-}
-
-grep "^- " $plan | while read -r _ g; do
+awk '$2 == "-"' $R/plan | while read -r k _ g; do
 	echo "ONLY word '$g' matches no test file" >/tmp/test.log
-	: >/tmp/dmesg.log
-	result 1 "only/$g"
+	result "$k" 1 "only/$g"
 done
-n=$(grep -c "^- " $plan)
-for fs in $lowers; do
-	mkdir -p /lower/$fs /mnt/t
-	dev=$(blkid -L cl-$fs || echo tmpfs)
-	mounted=true
-	if ! mount_lower $fs >/tmp/test.log 2>&1; then
-		mounted=false
-	fi
-	grep "^$fs " $plan >/tmp/plan.fs
-	while read -r _ file fn on; do
-		: >/tmp/dmesg.log
-		if [ "$file" = - ]; then
-			echo "no test applies to $fs (ONLY=$only)" >/tmp/test.log
-			result 1 "$fs/no_test_ran"
-			continue
-		fi
-		group=$(basename "$file" .sh)
-		name="$fs/${group#t_}/${fn#test_}"
-		if [ "$on" != run ]; then
-			result 0 "$name" "SKIP only on $on"
-		elif ! $mounted; then
-			result 1 "$name" "the lower fs did not mount"
-		else
-			echo "# $((n + 1)) $name (at $(cut -d" " -f1 /proc/uptime) s)" >/dev/console
-			run_test $fs "$file" "$fn" </dev/null
-			result $? "$name"
-		fi
-	done </tmp/plan.fs
-	! $mounted || umount /lower/$fs
+awk '$3 == "-"' $R/plan | while read -r k fs _; do
+	echo "no test applies to $fs (ONLY=$only)" >/tmp/test.log
+	result "$k" 1 "$fs/no_test_ran"
 done
+
+# Two workers, each with every other lower and a mount namespace of its
+# own, run the tests that may share the machine; then one runs the tests
+# marked "# serial" (tests/plan.awk), lower by lower.
+set -- $lowers
+w0=''
+w1=''
+while [ $# -gt 0 ]; do
+	w0="$w0 $1"
+	[ $# -lt 2 ] || w1="$w1 $2"
+	shift
+	[ $# -eq 0 ] || shift
+done
+for w in "$w0" "$w1"; do
+	[ -n "$w" ] || continue
+	# shellcheck disable=SC2086 # a list of lowers
+	unshare -m --propagation private sh $T/tests/worker.sh parallel $w &
+done
+wait
+# shellcheck disable=SC2086 # a list of lowers
+sh $T/tests/worker.sh serial $lowers
 
 # After the suite: whatever cowlinkfs allocated is freed.  On the debug
 # kernel kmemleak looks for unreferenced objects allocated on a path
 # through cowlinkfs; on every kernel the module must unload, which fails
 # (with a BUG line) while one of its inodes is still allocated.
+dmesg >$R/dmesg
 if [ -e $kl ]; then
 	: >/tmp/dmesg.log
 	# Twice, past kmemleak's minimum object age, as its docs advise.
@@ -162,7 +129,8 @@ if [ -e $kl ]; then
 	[ ! -s /tmp/test.log ] || grep -B2 -A20 cowlinkfs $R/kmemleak >>/tmp/test.log
 	# a kmemleak that gave up (pool exhausted) scans nothing
 	{ cat $R/dmesg; dmesg; } | grep 'kmemleak: .*disabled' >>/tmp/test.log
-	result "$([ -s /tmp/test.log ] && echo 1 || echo 0)" "kmemleak/no_leak_from_cowlinkfs"
+	n=$((n + 1))
+	result $n "$([ -s /tmp/test.log ] && echo 1 || echo 0)" "kmemleak/no_leak_from_cowlinkfs"
 fi
 dmesg -C
 : >/tmp/dmesg.log
@@ -174,4 +142,17 @@ if grep -qE "$splat|still has objects" /tmp/dmesg.log; then
 	rc=1
 	cat /tmp/dmesg.log >>/tmp/test.log
 fi
-result $rc "module/unloads_with_nothing_left_allocated"
+n=$((n + 1))
+result $n $rc "module/unloads_with_nothing_left_allocated"
+
+# The results in the order of the plan, as one KTAP stream.
+{
+	echo "KTAP version 1"
+	echo "1..$total"
+	k=1
+	while [ $k -le "$n" ]; do
+		cat $R/res/$k 2>/dev/null
+		k=$((k + 1))
+	done
+} >$R/tap.sorted
+mv $R/tap.sorted $R/tap

@@ -24,6 +24,17 @@ mkdir -p "$COWLINKFS_LOGS/results-unit"
 # report.sh judges these from the TAP they leave.
 make -s -C "$top" unit >"$COWLINKFS_LOGS/results-unit/tap" 2>&1 || true
 grep -E '^not ok|passed,' "$COWLINKFS_LOGS/results-unit/tap" | sed 's/^/# unit: /'
+# The debug kernel builds beside the rootfs and the suite, once the test
+# kernel is built (one source tree, one build at a time), at the lowest
+# priority: the guest's two workers keep both cores busy, but not every
+# moment.  Its log: kernel-debug-early.log.
+debug_build=
+if [[ " ${runs[*]} " == *" debug "* ]] && bash "$top/guest/deps.sh" &&
+	bash "$top/guest/kernel.sh"; then
+	KERNEL=debug nice -n 19 bash "$top/guest/kernel.sh" \
+		>"$COWLINKFS_LOGS/kernel-debug-early.log" 2>&1 &
+	debug_build=$!
+fi
 bash "$top/guest/pipeline.sh" test || rc=$?
 if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 	say "static checks (make check): checkpatch --strict, sparse, W=1, shellcheck"
@@ -36,6 +47,8 @@ if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 	say "bench smoke: make bench in miniature (one round, ext4, a tree of 300 files)"
 	bash "$top/tests/host/run-bench.sh" smoke || rc=$?
 	say "debug leg: t_{${DEBUG_ONLY// /,}}.sh on ${DEBUG_LOWERS// /, }, debug kernel"
+	# A failed early build is tried again, with its log, by pipeline.sh.
+	[ -z "$debug_build" ] || wait "$debug_build" || true
 	KERNEL=debug ONLY=$DEBUG_ONLY LOWERS=$DEBUG_LOWERS \
 		bash "$top/guest/pipeline.sh" debug || rc=$?
 fi

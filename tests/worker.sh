@@ -1,0 +1,107 @@
+#!/bin/sh
+# Guest: one worker of guest-run.sh.  Runs the tests of the plan
+# ($R/plan: "N FS FILE FUNCTION PHASE STATE" per line, STATE "run" or the
+# lowers the test is for) that belong to PHASE, lower by lower, each on a
+# fresh lower directory with cowlinkfs mounted on /mnt/t:
+#   worker.sh PHASE LOWER...
+# PHASE "parallel" runs in a mount namespace of its own (guest-run.sh
+# starts it under unshare -m), with /tmp and /mnt its own, so that two
+# workers' tests never meet there; PHASE "serial" runs alone, for tests
+# that change what every test sees.  Each result is a block in
+# $R/res/N (guest-run.sh puts them in order), also appended to $R/tap as
+# it comes, and the console; a failed test's whole log and kernel log
+# go to $R/failed/.
+T=/t
+R=$T/results
+TEST_TIMEOUT=$(cat $T/timeout 2>/dev/null || echo 600)
+export PATH=$T/bin:$PATH
+splat=$(cat $T/tests/splat.ere)
+phase=$1
+shift
+if [ "$phase" = parallel ]; then
+	mount -t tmpfs -o mode=1777 tmpfs /tmp
+	mount -t tmpfs tmpfs /mnt
+fi
+mkdir -p /mnt/t
+. $T/tests/lower.sh
+
+# result N RC NAME [DIRECTIVE]: one KTAP line; a failure's log follows as
+# "#" lines and is kept whole in $R/failed/
+result() {
+	b=/tmp/result.$1
+	if [ "$2" = 0 ]; then
+		echo "ok $1 $3${4:+ # $4}" >$b
+	else
+		echo "not ok $1 $3${4:+ # $4}" >$b
+		sed 's/^/# /' /tmp/test.log | tail -n 30 >>$b
+		{
+			cat /tmp/test.log
+			echo "--- the kernel log of the test ---"
+			cat /tmp/dmesg.log
+		} >"$R/failed/$(echo "$3" | tr / _).log" 2>&1
+	fi
+	cp $b "$R/res/$1"
+	flock $R/tap.lock sh -c 'cat "$1" >>"$2"' sh $b $R/tap
+	cat $b
+	rm -f $b
+}
+
+# kernel_log T0 T1: the kernel log lines stamped between T0 and T1 (two
+# workers share the log, so neither clears it)
+kernel_log() {
+	dmesg | awk -v a="$1" -v b="$2" '{
+		t = substr($0, 2, index($0, "]") - 2) + 0
+		if (t >= a && t <= b) print }'
+}
+
+# run_test FS FILE FUNCTION: one test on a fresh lower directory
+run_test() {
+	root=/lower/$1/$3
+	rm -rf "$root"
+	mkdir -p "$root/lower"
+	t0=$(cut -d" " -f1 /proc/uptime)
+	FS=$1 LDEV=$dev L=$root/lower M=/mnt/t \
+		timeout -k 10 "$TEST_TIMEOUT" sh $T/tests/run-one.sh "$2" "$3" \
+		>/tmp/test.log 2>&1 </dev/null
+	rc=$?
+	[ $rc != 124 ] ||
+		echo "TIMEOUT: still running after $TEST_TIMEOUT s, killed" >>/tmp/test.log
+	cd /
+	# Whatever the test left mounted goes, innermost first.
+	for m in $(awk '$3 == "cowlinkfs" {print $2}' /proc/mounts | sort -r); do
+		umount "$m" 2>>/tmp/test.log || { rc=1; umount -l "$m"; }
+	done
+	mountpoint -q "/lower/$1" || mount_lower "$1"
+	rm -rf "$root"
+	kernel_log "$t0" "$(cut -d" " -f1 /proc/uptime)" >/tmp/dmesg.log
+	if grep -qE "$splat" /tmp/dmesg.log; then
+		rc=1
+		echo "kernel complained:" >>/tmp/test.log
+		grep -E -A5 "$splat" /tmp/dmesg.log >>/tmp/test.log
+	fi
+	return $rc
+}
+
+for fs in "$@"; do
+	awk -v fs="$fs" -v ph="$phase" '$2 == fs && $5 == ph && NF >= 6' $R/plan >/tmp/plan.fs
+	[ -s /tmp/plan.fs ] || continue
+	mkdir -p "/lower/$fs"
+	dev=$(blkid -L "cl-$fs" || echo tmpfs)
+	mounted=true
+	mount_lower "$fs" >/tmp/test.log 2>&1 || mounted=false
+	while read -r n _ file fn _ on; do
+		: >/tmp/dmesg.log
+		group=$(basename "$file" .sh)
+		name="$fs/${group#t_}/${fn#test_}"
+		if [ "$on" != run ]; then
+			result "$n" 0 "$name" "SKIP only on $on"
+		elif ! $mounted; then
+			result "$n" 1 "$name" "the lower fs did not mount"
+		else
+			echo "# $n $name (at $(cut -d" " -f1 /proc/uptime) s)" >/dev/console
+			run_test "$fs" "$file" "$fn" </dev/null
+			result "$n" $? "$name"
+		fi
+	done </tmp/plan.fs
+	! $mounted || umount "/lower/$fs"
+done
