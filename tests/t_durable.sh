@@ -41,42 +41,39 @@ check_written_back() {
 	[ $(($1 - d)) -ge 12288 ] || fail "$2 left the 16 MiB dirty: Dirty ${1}k -> ${d}k"
 }
 
+# check_sync_writes_back FILE WHAT CMD...: 16 MiB dirtied in FILE, then
+# CMD succeeds and writes them back
+check_sync_writes_back() {
+	f=$1
+	what=$2
+	shift 2
+	d=$(dirty16 "$f")
+	"$@" || fail "$what failed"
+	check_written_back "$d" "$what"
+}
+
 test_syncfs_through_the_mount_writes_back_the_lower_fs() {
 	hold_writeback
-	d=$(dirty16 "$L/ref")
-	sync -f "$L/ref" || fail "syncfs of the lower"
-	check_written_back "$d" "syncfs(2) of the bare lower"
-	d=$(dirty16 "$M/f")
-	sync -f "$M/f" || fail "syncfs through the mount"
-	check_written_back "$d" "syncfs(2) through the mount"
+	check_sync_writes_back "$L/ref" "syncfs(2) of the bare lower" sync -f "$L/ref"
+	check_sync_writes_back "$M/f" "syncfs(2) through the mount" sync -f "$M/f"
 	# A descriptor of a directory, as sync -f DIR uses
-	d=$(dirty16 "$M/g")
-	sync -f "$M" || fail "syncfs of the mount's root"
-	check_written_back "$d" "syncfs(2) of the mount's root directory"
+	check_sync_writes_back "$M/g" "syncfs(2) of the mount's root directory" sync -f "$M"
 }
 
 test_fsync_and_fdatasync_through_the_mount_write_back() {
 	hold_writeback
-	d=$(dirty16 "$M/f")
-	sync -d "$M/f" || fail "fdatasync through the mount"
-	check_written_back "$d" "fdatasync(2) through the mount"
-	d=$(dirty16 "$M/f")
-	sync "$M/f" || fail "fsync through the mount"
-	check_written_back "$d" "fsync(2) through the mount"
+	check_sync_writes_back "$M/f" "fdatasync(2) through the mount" sync -d "$M/f"
+	check_sync_writes_back "$M/f" "fsync(2) through the mount" sync "$M/f"
 }
 
 # sync_file_range(2) works on the descriptor's f_mapping: it must be the
 # lower inode's, where the data is cached.
 test_sync_file_range_through_the_mount_writes_back() {
 	hold_writeback
-	d=$(dirty16 "$L/ref")
-	xfs_io -r -c "sync_range -w 0 16m" -c "sync_range -a 0 16m" "$L/ref" ||
-		fail "sync_file_range on the lower"
-	check_written_back "$d" "sync_file_range(2) on the bare lower"
-	d=$(dirty16 "$M/f")
-	xfs_io -r -c "sync_range -w 0 16m" -c "sync_range -a 0 16m" "$M/f" ||
-		fail "sync_file_range through the mount"
-	check_written_back "$d" "sync_file_range(WRITE, WAIT_AFTER) through the mount"
+	check_sync_writes_back "$L/ref" "sync_file_range(2) on the bare lower" \
+		xfs_io -r -c "sync_range -w 0 16m" -c "sync_range -a 0 16m" "$L/ref"
+	check_sync_writes_back "$M/f" "sync_file_range(WRITE, WAIT_AFTER) through the mount" \
+		xfs_io -r -c "sync_range -w 0 16m" -c "sync_range -a 0 16m" "$M/f"
 }
 
 WB_DM=clfs-wberr		# the device that fails its writes on demand
