@@ -108,15 +108,20 @@ unit:
 	$(MAKE) -C tools unit
 	$(MAKE) -C tools clean
 
-# Static binaries for the guest: test helpers and the cowlink tool.
-cross:
-	mkdir -p $(CROSS_OUT)
-	for h in $(HELPERS); do \
-		$(CROSS_CC) $(CFLAGS_TOOLS) -o $(CROSS_OUT)/$$h tests/helpers/$$h.c || exit 1; \
-	done
+# Static binaries for the guest: test helpers and the cowlink tool, each
+# rebuilt when its sources change.
+CROSS_DEPS := fs/cowlinkfs/uapi/linux/cowlinkfs.h Makefile
+cross: $(addprefix $(CROSS_OUT)/,$(HELPERS) cowlink)
+
+$(CROSS_OUT)/%: tests/helpers/%.c $(CROSS_DEPS)
+	@mkdir -p $(CROSS_OUT)
+	$(CROSS_CC) $(CFLAGS_TOOLS) -o $@ $<
+
+$(CROSS_OUT)/cowlink: $(wildcard tools/*.[ch]) tools/Makefile $(CROSS_DEPS)
+	@mkdir -p $(CROSS_OUT)
 	$(MAKE) -C tools clean
 	$(MAKE) -C tools CC=$(CROSS_CC) AR=$(CROSS_COMPILE)ar LDFLAGS=-static cowlink
-	cp tools/cowlink $(CROSS_OUT)/
+	cp tools/cowlink $@
 	$(MAKE) -C tools clean
 
 clean:

@@ -9,7 +9,7 @@ set -eu
 
 sizes=$(printf '%s\n' $BENCH_FILES $BENCH_SCALE | sort -nu)
 img=$COWLINKFS_CACHE/bench-src-$( (echo "$sizes"; dpkg-query -W -f='${Version}' linux-source-6.1; cat "$0") | key /dev/stdin).img
-link() { ln -sf "$img" "$COWLINKFS_CACHE/run/bsrc.img"; }
+link() { mkdir -p "$(run_dir)" && ln -sf "$img" "$(run_dir)/bsrc.img"; }
 if [ -f "$img" ]; then
 	say "bench-src: cached in $img"
 	link

@@ -9,7 +9,7 @@ set -eu
 
 mode=${1:?usage: boot.sh test|demo|shell [timeout]}
 timeout=${2:-1800}
-run=$COWLINKFS_CACHE/run
+run=$(run_dir)
 image=$(kernel_dir)/$KIMAGE
 log=$COWLINKFS_LOGS/guest-$mode$ARCH_SUFFIX.log
 
@@ -49,6 +49,7 @@ elif kvm_usable; then
 	accel=KVM
 else
 	qemu=(qemu-system-x86_64 -M pc -cpu max)
+	[ ! -e /dev/kvm ] || accel="TCG (the kernel printed nothing under KVM here)"
 fi
 qemu+=(-smp 2 -m "$mem" -nographic -no-reboot -nic none -kernel "$image"
 	-append "$append" "${drives[@]}")

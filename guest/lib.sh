@@ -92,10 +92,18 @@ kmake() {
 }
 
 # module_make ARGS...: Kbuild on the module against the selected guest
-# kernel (make module, stage.sh, check.sh).
+# kernel (make module, stage.sh, check.sh), in fs/cowlinkfs or in
+# MODULE_DIR, a copy of it.
 module_make() {
 	make -C "$(kernel_dir)" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
-		M="$COWLINKFS_TOP/fs/cowlinkfs" CONFIG_COWLINK_FS=m "$@"
+		M="${MODULE_DIR:-$COWLINKFS_TOP/fs/cowlinkfs}" CONFIG_COWLINK_FS=m "$@"
+}
+
+# run_dir: where stage.sh puts the disks of a guest run and boot.sh finds
+# them, one per kernel (and arch), so that the debug leg stages and boots
+# while the test kernel's crash boots and bench smoke do.
+run_dir() {
+	echo "$COWLINKFS_CACHE/run${KERNEL:+-$KERNEL}$ARCH_SUFFIX"
 }
 
 # rootfs_packages [VARIANT]: the guest's packages, one per line; the
@@ -114,8 +122,39 @@ rootfs_img() {
 }
 
 # kvm_usable: can QEMU use KVM here (the x86_64 guest on an x86_64 host)?
+# A /dev/kvm QEMU opens is not enough: on some hosts (a paravirtual KVM
+# without vmx) SeaBIOS runs but the 6.1 kernel hangs before its first
+# console line.  So the guest kernel is booted once under KVM, without
+# disks, and KVM counts only if it prints its banner within
+# KVM_PROBE_SECONDS (15); the answer is kept per kernel and host kernel.
 kvm_usable() {
-	[ "$(uname -m)" = x86_64 ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]
+	local image probe out pid i
+	image=$(kernel_dir)/$KIMAGE
+	[ "$(uname -m)" = x86_64 ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+	probe=$(kernel_dir)/.kvm-probe-$(uname -r)
+	if [ ! -e "$probe" ]; then
+		say "kvm: /dev/kvm is here; does the guest kernel boot under it?" \
+			"(up to ${KVM_PROBE_SECONDS:-15} s)" >&2
+		out=$(mktemp)
+		qemu-system-x86_64 -M pc -enable-kvm -cpu host,arch-capabilities=off -m 256 \
+			-nographic -no-reboot -nic none -kernel "$image" \
+			-append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1" \
+			</dev/null >"$out" 2>&1 &
+		pid=$!
+		echo no >"$probe"
+		for ((i = 0; i < ${KVM_PROBE_SECONDS:-15} * 10; i++)); do
+			if grep -aq 'Linux version' "$out"; then
+				echo yes >"$probe"
+				break
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		rm -f "$out"
+	fi
+	[ "$(cat "$probe")" = yes ]
 }
 
 # apt_mirror: the Debian mirror this machine's apt configuration names.

@@ -9,16 +9,30 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 mode=${1:?usage: stage.sh test|debug|demo|shell|soak|bench|install|crash1|crash2}
-run=$COWLINKFS_CACHE/run
+run=$(run_dir)
 stage=$run/stage
-log=$COWLINKFS_LOGS/stage.log
+log=$COWLINKFS_LOGS/stage${KERNEL:+-$KERNEL}.log
 kdir=$(kernel_dir)
 : >"$log"
 
 rm -rf "$stage"
 mkdir -p "$stage/results" "$stage/bin" "$run"
 
+# The module builds in a copy of its sources kept beside the disks (one
+# per kernel), so that two kernels' stages never share objects; the copy
+# keeps the sources' times, so Kbuild rebuilds what changed.
+MODULE_DIR=$run/module
 say "stage: building cowlinkfs.ko against $kdir"
+mkdir -p "$MODULE_DIR/uapi/linux"
+find "$MODULE_DIR" -maxdepth 1 -name '*.[ch]' ! -name '*.mod.c' -delete
+cp -p "$COWLINKFS_TOP"/fs/cowlinkfs/Makefile "$COWLINKFS_TOP"/fs/cowlinkfs/Kconfig \
+	"$COWLINKFS_TOP/VERSION" "$MODULE_DIR/"
+for f in "$COWLINKFS_TOP"/fs/cowlinkfs/*.[ch]; do
+	case $f in *.mod.c) continue ;; esac
+	cp -p "$f" "$MODULE_DIR/"
+done
+cp -p "$COWLINKFS_TOP/fs/cowlinkfs/uapi/linux/cowlinkfs.h" "$MODULE_DIR/uapi/linux/"
+export MODULE_DIR
 module_make W=1 modules >>"$log" 2>&1 || {
 	tail -n 30 "$log" >&2
 	exit 1
@@ -28,13 +42,17 @@ if grep -q 'warning:' "$log"; then
 	echo "stage: the module must build without warnings (W=1)" >&2
 	exit 1
 fi
-cp "$COWLINKFS_TOP/fs/cowlinkfs/cowlinkfs.ko" "$stage/"
+cp "$MODULE_DIR/cowlinkfs.ko" "$stage/"
 
+# Built into the run directory, again only where a source changed; tools/
+# builds in place: one stage at a time.
 say "stage: cross-compiling test helpers and tools"
-make -C "$COWLINKFS_TOP" -s cross CROSS_OUT="$stage/bin" >>"$log" 2>&1 || {
+flock "$COWLINKFS_CACHE/cross.lock" \
+	make -C "$COWLINKFS_TOP" -s cross CROSS_OUT="$run/bin" >>"$log" 2>&1 || {
 	tail -n 30 "$log" >&2
 	exit 1
 }
+cp -p "$run"/bin/* "$stage/bin/"
 
 if [ "$mode" = install ]; then
 	say "stage: Debian packages (make deb) and the kernel's linux-headers"

@@ -3,10 +3,11 @@
 # filesystem, each on a fresh lower directory with cowlinkfs mounted on
 # /mnt/t, and print KTAP as kselftest does: the version line and the plan
 # first, then one line per test and lower, "# SKIP" for a test that does
-# not apply to that lower (tests/plan.awk reads the "# lowers:" and
-# "# serial" lines).  Two workers (tests/worker.sh) run the tests at once,
-# each on every other lower, then the serial ones run alone.  Each test
-# has TEST_TIMEOUT seconds (600; make test TEST_TIMEOUT=N).  A failed
+# not apply to that lower (tests/plan.awk reads the "# lowers:",
+# "# serial", "# lock:" and "# owns-lower" lines).  Two workers
+# (tests/worker.sh) run the tests at once, then the serial ones run
+# alone.  Each test has TEST_TIMEOUT seconds (600; make test
+# TEST_TIMEOUT=N).  A failed
 # test's whole output and kernel log go to /t/results/failed/.  Writes
 # /t/results/tap (the console sees each result as it comes; the file ends
 # up in plan order), the kernel log to /t/results/dmesg.
@@ -30,34 +31,48 @@ lowers=$(cat $T/lowers 2>/dev/null || cat $T/tests/lowers)
 splat=$(cat $T/tests/splat.ere)
 
 # The plan, before anything runs, numbered as KTAP will number it:
-# "N FS FILE FUNCTION PHASE STATE" per line (STATE "run" or the lowers
-# the test is for, PHASE "parallel" or "serial"), "N - ONLY-WORD" for a
+# "N FS FILE FUNCTION MODE STATE" per line (MODE as tests/plan.awk prints
+# it, STATE "run" or the lowers the test is for), "N - ONLY-WORD" for a
 # word of ONLY that matches no file, "N FS -" for a lower on which
-# nothing would run.
+# nothing would run.  A word of ONLY is a glob of file names, or
+# FILE:FUNCTION (globs both: "cow:*mmap*" runs the tests of t_cow.sh whose
+# names have mmap in them).
 plan=/tmp/plan
 : >$plan
-files=
+words=
 set -f
 # shellcheck disable=SC2086
 set -- $only
 set +f
 for g in "$@"; do
-	# shellcheck disable=SC2086 # $g is a glob
-	set -- $T/tests/t_$g.sh
+	fglob=${g%%:*}
+	tglob='*'
+	[ "$fglob" = "$g" ] || tglob=${g#*:}
+	# shellcheck disable=SC2086 # $fglob is a glob
+	set -- $T/tests/t_$fglob.sh
 	if [ -e "$1" ]; then
-		files="$files $*"
+		for f in "$@"; do
+			words="$words $f:$tglob"
+		done
 	else
 		echo "- $g" >>$plan
 	fi
 done
 for fs in $lowers; do
 	before=$(grep -c " run$" $plan)
-	for file in $files; do
+	for w in $words; do
+		file=${w%%:*}
+		tglob=${w#*:}
 		awk -f $T/tests/plan.awk "$file" |
-		while IFS="	" read -r fn on ph; do
+		while IFS="	" read -r fn on mode; do
+			# shellcheck disable=SC2254 # a glob of ONLY
+			case ${fn#test_} in
+			$tglob) ;;
+			*) continue ;;
+			esac
 			case " $on " in
-			*" $fs "*) echo "$fs $file $fn $ph run" ;;
-			*) echo "$fs $file $fn $ph $on" ;;
+			*" $fs "*) echo "$fs $file $fn $mode run" ;;
+			*) echo "$fs $file $fn $mode $on" ;;
 			esac
 		done >>$plan
 	done
@@ -93,26 +108,30 @@ awk '$3 == "-"' $R/plan | while read -r k fs _; do
 	result "$k" 1 "$fs/no_test_ran"
 done
 
-# Two workers, each with every other lower and a mount namespace of its
-# own, run the tests that may share the machine; then one runs the tests
-# marked "# serial" (tests/plan.awk), lower by lower.
-set -- $lowers
-w0=''
-w1=''
-while [ $# -gt 0 ]; do
-	w0="$w0 $1"
-	[ $# -lt 2 ] || w1="$w1 $2"
-	shift
-	[ $# -eq 0 ] || shift
-done
-for w in "$w0" "$w1"; do
-	[ -n "$w" ] || continue
-	# shellcheck disable=SC2086 # a list of lowers
+# Two workers, each in a mount namespace of its own, run the tests that
+# may share the machine; then one runs the "# serial" tests alone.  With
+# two lowers or more each worker takes every other lower, so that a lower's
+# tests stay on one worker; with one, each takes every other test file,
+# and the tests that own their lower fs run in the serial phase.
+awk '$3 != "-" && $2 != "-"' $R/plan >$R/plan.all
+nfs=$(awk '{ print $2 }' $R/plan.all | sort -u | wc -l)
+rm -f $R/plan.w0 $R/plan.w1 $R/plan.serial
+awk -v nfs="$nfs" -v R=$R '
+	$2 != fs { fs = $2; nf++ }
+	$3 != file { file = $3; nfile++ }
+	{
+		w = (nfs > 1 ? nf : nfile) % 2
+		if ($5 == "serial" || ($5 == "owns-lower" && nfs == 1))
+			print >(R "/plan.serial")
+		else
+			print >(R "/plan.w" w)
+	}' $R/plan.all
+for w in $R/plan.w1 $R/plan.w0; do
+	[ -s $w ] || continue
 	unshare -m --propagation private sh $T/tests/worker.sh parallel $w &
 done
 wait
-# shellcheck disable=SC2086 # a list of lowers
-sh $T/tests/worker.sh serial $lowers
+[ ! -s $R/plan.serial ] || sh $T/tests/worker.sh serial $R/plan.serial
 
 # After the suite: whatever cowlinkfs allocated is freed.  On the debug
 # kernel kmemleak looks for unreferenced objects allocated on a path

@@ -1,27 +1,34 @@
 # Guest and host: the lowers each test function of a tests/t_*.sh file
-# runs on, and whether it must run alone.  A "# lowers:" line directly
-# above a test function names that test's own; the first one elsewhere
-# (near the top) names the file's.  A "# serial" line directly above a
-# test function makes that test run alone, one near the top the whole
-# file's: tests that change state every test sees (fault injection,
-# sysctls, drop_caches, device-mapper names, a memory hog, timing).
+# runs on, and how it may share the machine with the tests of the other
+# worker.  A "# lowers:" line directly above a test function names that
+# test's own; the first one elsewhere (near the top) names the file's.
+# Directly above a test function (or near the top, for the whole file):
+#   "# serial"      the test runs alone, after the two workers: it changes
+#                   state every test sees (sysctls, drop_caches, a memory
+#                   hog, the dirty page counters it measures);
+#   "# lock: NAME"  never at once with another test of the same lock, but
+#                   beside any other (fault injection, which each fault
+#                   test arms for its own tasks alone);
+#   "# owns-lower"  never beside another test on the same lower fs: it
+#                   fills it or mounts it again (only a run on one lower
+#                   puts two workers on one lower: there, it runs alone).
 # Prints one line per test function: its name, a tab, the lowers, a tab,
-# and "serial" or "parallel".
+# and "serial", "parallel", "owns-lower" or "lock:NAME".
 /^# lowers: / {
 	v = $0
 	sub(/^# lowers: /, "", v)
 	pending = v
 	next
 }
-/^# serial$/ {
-	pserial = 1
+/^# (serial|owns-lower|lock: [a-z0-9-]+)$/ {
+	pmode = $2 == "lock:" ? "lock:" $3 : $2
 	next
 }
 /^test_[a-z0-9_]*\(\) \{$/ {
 	print substr($0, 1, index($0, "(") - 1) "\t" (pending != "" ? pending : all) \
-		"\t" (pserial || fserial ? "serial" : "parallel")
+		"\t" (pmode != "" ? pmode : fmode != "" ? fmode : "parallel")
 	pending = ""
-	pserial = 0
+	pmode = ""
 	seen = 1
 	next
 }
@@ -29,7 +36,7 @@
 	if (pending != "" && all == "")
 		all = pending
 	pending = ""
-	if (pserial && !seen)
-		fserial = 1
-	pserial = 0
+	if (pmode != "" && !seen)
+		fmode = pmode
+	pmode = ""
 }

@@ -40,6 +40,7 @@ test_flag_get_set_and_needs_owner() {
 }
 
 # lowers: ext2 ext3 ext4 xfs xfsr
+# owns-lower
 test_flag_is_hidden_and_persists_across_remount() {
 	touch $M/f
 	check_try OK setcow $M/f 1

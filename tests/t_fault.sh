@@ -4,9 +4,12 @@
 # allocation a break makes fails in turn (fail-nth with failslab and
 # fail_page_alloc).  Whatever fails, the caller gets the step's errno,
 # the name keeps its old inode and bytes, the other name is untouched and
-# the work directory is empty.
+# the work directory is empty.  fail_function fails only the tasks that
+# ask for it (its task-filter, /proc/PID/make-it-fail), fail-nth only the
+# task that arms it, so the tests run beside the other worker's; one at a
+# time, since the knobs are global.
 # lowers: ext2 ext3 ext4 xfs xfsr tmpfs
-# serial
+# lock: fault
 
 DBG=/sys/kernel/debug
 FF=$DBG/fail_function
@@ -47,6 +50,23 @@ errno_of() {
 	esac
 }
 
+# fault_arm TIMES: fail_function fails the function set in its inject
+# file TIMES times (-1: always), in the tasks that ask for it alone
+fault_arm() {
+	echo Y >$FF/task-filter
+	echo 100 >$FF/probability
+	echo 1 >$FF/interval
+	echo "$1" >$FF/times
+	echo 0 >$FF/space
+	echo 0 >$FF/verbose
+}
+
+# failing COMMAND...: COMMAND in a task that fail_function may fail
+failing() {
+	echo 1 >/proc/self/make-it-fail
+	"$@"
+}
+
 # fault_step FUNCTION ERRNO: fail FUNCTION once with ERRNO during a break
 fault_step() {
 	debugfs_up
@@ -56,12 +76,8 @@ fault_step() {
 	trap 'echo >$FF/inject 2>/dev/null || true' EXIT
 	echo "$1" >$FF/inject || fail "$1 is not error-injectable"
 	printf '%#x\n' "-$(errno_of "$2")" >"$FF/$1/retval"
-	echo 100 >$FF/probability
-	echo 1 >$FF/interval
-	echo 1 >$FF/times
-	echo 0 >$FF/space
-	echo 0 >$FF/verbose
-	got=$(try append "$M/a" x)
+	fault_arm 1
+	got=$(failing try append "$M/a" x)
 	left=$(cat $FF/times)
 	echo >$FF/inject
 	check_eq "$got" "$2" "the writer's errno when $1 fails"
@@ -120,13 +136,9 @@ test_fault_in_inherit_cow_leaves_no_object_behind() {
 	echo cowlinkfs_inherit_cow >$FF/inject ||
 		fail "cowlinkfs_inherit_cow is not error-injectable"
 	printf '%#x\n' -12 >$FF/cowlinkfs_inherit_cow/retval
-	echo 100 >$FF/probability
-	echo 1 >$FF/interval
-	echo -1 >$FF/times
-	echo 0 >$FF/space
-	echo 0 >$FF/verbose
-	f=$(try open "$M/d/f" wc)
-	m=$(try mkdir "$M/d/sub")
+	fault_arm -1
+	f=$(failing try open "$M/d/f" wc)
+	m=$(failing try mkdir "$M/d/sub")
 	echo >$FF/inject
 	check_eq "$f" ENOMEM "create when the flag cannot be set"
 	check_eq "$m" ENOMEM "mkdir when the flag cannot be set"

@@ -212,6 +212,7 @@ test_fcntl_setfl_append_and_rwf_append_reach_the_lower_file() {
 # Root keeps a reserve of blocks that ordinary users cannot use; a copy
 # made for uid 1000 must not dip into it.
 # lowers: ext4
+# owns-lower
 test_break_by_user_out_of_space_is_enospc_not_reserved_blocks() {
 	mkdir "$M/d"
 	chown 1000:1000 "$M/d"
@@ -239,6 +240,7 @@ test_break_by_user_out_of_space_is_enospc_not_reserved_blocks() {
 }
 
 # lowers: xfs
+# owns-lower
 test_break_over_user_quota_is_edquot() {
 	umount "$M"
 	umount "/lower/$FS"
@@ -512,6 +514,7 @@ test_append_only_set_through_another_name_binds_open_descriptors() {
 # open(O_TRUNC) and truncate(2) to 0 of a cow link copy every byte first
 # (overlayfs copies none: copy_up.c "if (flags & O_TRUNC) ctx.stat.size = 0").
 # lowers: ext4 xfs xfsr tmpfs
+# owns-lower
 test_truncating_a_cow_link_to_zero_needs_no_space_for_its_data() {
 	check_try OK setcow "$M" 1
 	for f in a c; do

@@ -272,6 +272,7 @@ test_permissions_match_lower_as_user() {
 }
 
 # lowers: ext2 ext3 ext4 xfs
+# owns-lower
 test_remount_keeps_everything() {
 	echo a >$M/f
 	ln $M/f $M/g

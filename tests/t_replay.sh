@@ -16,16 +16,18 @@
 # mountable fs with the untouched names intact is asserted.  $M and $L are
 # not used.
 # lowers: ext2 ext3 ext4 xfs xfsr
-# serial
 
-RD=/tmp/replay-data		# the disk the filesystem is made on
-RL=/tmp/replay-log		# the log of its writes
-RI=/tmp/replay-img		# a replayed image
-RM=/tmp/replay-mnt		# the filesystem (recorded or replayed)
-RC=/tmp/replay-cow		# cowlinkfs over $RM/tree
-RS=/tmp/replay-states		# one line per name and point: POINT NAME STATE
-RF=/tmp/replay-fsck		# the output of the last fsck
-LW=clfs-lw			# the log-writes device
+# The other worker may replay on another lower at the same time, with a
+# /tmp of its own but the same loop and device-mapper devices: every name
+# says the lower (losetup -j finds a loop device by its file's path).
+RD=/tmp/replay-$FS-data		# the disk the filesystem is made on
+RL=/tmp/replay-$FS-log		# the log of its writes
+RI=/tmp/replay-$FS-img		# a replayed image
+RM=/tmp/replay-$FS-mnt		# the filesystem (recorded or replayed)
+RC=/tmp/replay-$FS-cow		# cowlinkfs over $RM/tree
+RS=/tmp/replay-$FS-states	# one line per name and point: POINT NAME STATE
+RF=/tmp/replay-$FS-fsck		# the output of the last fsck
+LW=clfs-lw-$FS			# the log-writes device
 RLOOP=
 
 # replay_cleanup: unmount, remove and detach whatever the test made; also

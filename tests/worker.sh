@@ -1,13 +1,14 @@
 #!/bin/sh
-# Guest: one worker of guest-run.sh.  Runs the tests of the plan
-# ($R/plan: "N FS FILE FUNCTION PHASE STATE" per line, STATE "run" or the
-# lowers the test is for) that belong to PHASE, lower by lower, each on a
-# fresh lower directory with cowlinkfs mounted on /mnt/t:
-#   worker.sh PHASE LOWER...
+# Guest: one worker of guest-run.sh.  Runs the tests of PLAN (lines of
+# $R/plan: "N FS FILE FUNCTION MODE STATE", STATE "run" or the lowers the
+# test is for) in order, each on a fresh lower directory with cowlinkfs
+# mounted on /mnt/t:
+#   worker.sh PHASE PLAN
 # PHASE "parallel" runs in a mount namespace of its own (guest-run.sh
 # starts it under unshare -m), with /tmp and /mnt its own, so that two
 # workers' tests never meet there; PHASE "serial" runs alone, for tests
-# that change what every test sees.  Each result is a block in
+# that change what every test sees.  A test whose MODE is "lock:NAME"
+# holds $R/lock.NAME while it runs.  Each result is a block in
 # $R/res/N (guest-run.sh puts them in order), also appended to $R/tap as
 # it comes, and the console; a failed test's whole log and kernel log
 # go to $R/failed/.
@@ -17,7 +18,7 @@ TEST_TIMEOUT=$(cat $T/timeout 2>/dev/null || echo 600)
 export PATH=$T/bin:$PATH
 splat=$(cat $T/tests/splat.ere)
 phase=$1
-shift
+plan=$2
 if [ "$phase" = parallel ]; then
 	mount -t tmpfs -o mode=1777 tmpfs /tmp
 	mount -t tmpfs tmpfs /mnt
@@ -82,26 +83,45 @@ run_test() {
 	return $rc
 }
 
-for fs in "$@"; do
-	awk -v fs="$fs" -v ph="$phase" '$2 == fs && $5 == ph && NF >= 6' $R/plan >/tmp/plan.fs
-	[ -s /tmp/plan.fs ] || continue
-	mkdir -p "/lower/$fs"
-	dev=$(blkid -L "cl-$fs" || echo tmpfs)
-	mounted=true
-	mount_lower "$fs" >/tmp/test.log 2>&1 || mounted=false
-	while read -r n _ file fn _ on; do
-		: >/tmp/dmesg.log
-		group=$(basename "$file" .sh)
-		name="$fs/${group#t_}/${fn#test_}"
-		if [ "$on" != run ]; then
-			result "$n" 0 "$name" "SKIP only on $on"
-		elif ! $mounted; then
-			result "$n" 1 "$name" "the lower fs did not mount"
-		else
-			echo "# $n $name (at $(cut -d" " -f1 /proc/uptime) s)" >/dev/console
-			run_test "$fs" "$file" "$fn" </dev/null
-			result "$n" $? "$name"
-		fi
-	done </tmp/plan.fs
-	! $mounted || umount "/lower/$fs"
-done
+# run_locked FS FILE FUNCTION MODE: run_test, holding the lock that MODE
+# "lock:NAME" names (the test itself does not see the lock's descriptor)
+run_locked() {
+	case $4 in
+	lock:*)
+		exec 9>"$R/lock.${4#lock:}"
+		flock 9
+		run_test "$1" "$2" "$3" 9>&-
+		rc=$?
+		flock -u 9
+		exec 9>&-
+		return $rc
+		;;
+	esac
+	run_test "$1" "$2" "$3"
+}
+
+cur=
+mounted=false
+while read -r n fs file fn mode on; do
+	if [ "$fs" != "$cur" ]; then
+		! $mounted || umount "/lower/$cur"
+		cur=$fs
+		mkdir -p "/lower/$fs"
+		dev=$(blkid -L "cl-$fs" || echo tmpfs)
+		mounted=true
+		mount_lower "$fs" >/tmp/test.log 2>&1 || mounted=false
+	fi
+	: >/tmp/dmesg.log
+	group=$(basename "$file" .sh)
+	name="$fs/${group#t_}/${fn#test_}"
+	if [ "$on" != run ]; then
+		result "$n" 0 "$name" "SKIP only on $on"
+	elif ! $mounted; then
+		result "$n" 1 "$name" "the lower fs did not mount"
+	else
+		echo "# $n $name (at $(cut -d" " -f1 /proc/uptime) s)" >/dev/console
+		run_locked "$fs" "$file" "$fn" "$mode" </dev/null
+		result "$n" $? "$name"
+	fi
+done <"$plan"
+! $mounted || umount "/lower/$cur"
