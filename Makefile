@@ -8,6 +8,9 @@
 #                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only)
 #   make soak      the random testers for SOAK seconds per lower (default 600;
 #                  SOAK_FS="ext4 xfs" picks lowers, KERNEL=debug the kernel)
+#   make fstests   fstests (FSTESTS=xfstests-dev checkout or tarball) on the
+#                  bare lower and through cowlinkfs, compared (knobs:
+#                  FSTESTS_* in tests/host/run-fstests.sh)
 #   make bench     cowlinkfs side by side with the bare lower fs, overlayfs,
 #                  mergerfs and cowdancer (knobs: BENCH_* in tests/host/run-bench.sh)
 #   make profile   where a metadata operation spends its time: the function
@@ -36,7 +39,8 @@
 SHELL := /bin/bash
 export ARCH ONLY LOWERS TEST_TIMEOUT KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
 	BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES BENCH_DISK BENCH_CONFIGS \
-	BENCH_WORKLOADS
+	BENCH_WORKLOADS FSTESTS FSTESTS_LOWERS FSTESTS_MODES FSTESTS_GROUP FSTESTS_ARGS \
+	FSTESTS_DEV_SIZE
 # The guest's compiler (guest/lib.sh sets CROSS_COMPILE empty for x86_64).
 CROSS_COMPILE ?= aarch64-linux-gnu-
 CROSS_CC := $(CROSS_COMPILE)gcc
@@ -51,7 +55,7 @@ MODULE_FILES := $(filter-out %.mod.c,$(wildcard fs/cowlinkfs/*.[ch])) \
 
 HELPERS := $(patsubst tests/helpers/%.c,%,$(wildcard tests/helpers/*.c))
 
-.PHONY: test soak bench profile demo shell module modules_install install dkms-source \
+.PHONY: test fstests soak bench profile demo shell module modules_install install dkms-source \
 	deb installcheck check unit cross clean
 
 test:
@@ -59,6 +63,9 @@ test:
 
 soak:
 	bash tests/host/run-soak.sh
+
+fstests:
+	bash tests/host/run-fstests.sh
 
 bench:
 	bash tests/host/run-bench.sh

@@ -18,6 +18,8 @@ variant=
 [ "$mode" != install ] || variant=install
 disks=()
 [ "$mode" != bench ] || disks=("$run/bsrc.img:snap")
+# fstests: its build (guest/fstests.sh), its test and scratch devices
+[ "$mode" != fstests ] || disks=("$run/fstests.img:snap" "$run/fst-test.img" "$run/fst-scratch.img")
 drives=()
 n=0
 for d in "$(rootfs_img "$variant"):snap" "$run/tests.img" "$run/ext2.img" "$run/ext3.img" \

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Install the host packages the pipeline needs, when any is missing;
-# "deps.sh deb" those that make deb needs.
+# "deps.sh deb" those that make deb needs, "deps.sh fstests" those that
+# guest/fstests.sh needs.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -14,6 +15,17 @@ libc6-dev-arm64-cross make libc6:arm64 rsync file"
 		dpkg --add-architecture arm64
 		apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1
 	} ;;
+fstests)
+	# guest/fstests.sh: autotools on the host, the guest's libraries
+	# downloaded (apt-get download) into a sysroot.
+	pkgs="autoconf automake libtool pkg-config make patch gcc"
+	[ "$ARCH" != arm64 ] || pkgs="$pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+	if [ "$DEB_ARCH" != "$(dpkg --print-architecture)" ] &&
+		! dpkg --print-foreign-architectures | grep -qx "$DEB_ARCH"; then
+		say "deps: dpkg --add-architecture $DEB_ARCH (to download its libraries)"
+		dpkg --add-architecture "$DEB_ARCH"
+		apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1
+	fi ;;
 *)
 	pkgs="linux-source-6.1 gcc-aarch64-linux-gnu libc6-dev-arm64-cross make gcc
 bc bison flex libelf-dev libssl-dev cpio kmod xz-utils ccache sparse

@@ -4,7 +4,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-mode=${1:?usage: pipeline.sh test|debug|demo|shell|soak|bench|install}
+mode=${1:?usage: pipeline.sh test|debug|demo|shell|soak|bench|install|fstests}
 g=$COWLINKFS_TOP/guest
 say "step 1 of 5: host packages";            "$g/deps.sh"
 say "step 2 of 5: $ARCH kernel";            "$g/kernel.sh"

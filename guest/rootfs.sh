@@ -49,6 +49,10 @@ fi
 
 say "rootfs: configuring"
 chroot "$dir" useradd -m -u 1000 -s /bin/bash tester
+# the users fstests' _require_user and _require_group ask for
+for u in fsgqa fsgqa2 123456-fsgqa; do
+	chroot "$dir" useradd -m -s /bin/bash "$u"
+done
 echo cowguest >"$dir/etc/hostname"
 rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
 install -m 755 "$COWLINKFS_TOP/guest/inside/init" "$dir/sbin/cowlinkfs-init"

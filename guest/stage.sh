@@ -8,7 +8,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-mode=${1:?usage: stage.sh test|debug|demo|shell|soak|bench|install|crash1|crash2}
+mode=${1:?usage: stage.sh test|debug|demo|shell|soak|bench|install|crash1|crash2|fstests}
 run=$(run_dir)
 stage=$run/stage
 log=$COWLINKFS_LOGS/stage${KERNEL:+-$KERNEL}.log
@@ -72,6 +72,11 @@ echo "$mode" >"$stage/mode"
 [ -z "${LOWERS:-}" ] || echo "$LOWERS" >"$stage/lowers"
 [ -z "${TEST_TIMEOUT:-}" ] || echo "$TEST_TIMEOUT" >"$stage/timeout"
 [ "$mode" != soak ] || echo "$SOAK $SOAK_FS" >"$stage/soak"
+if [ "$mode" = fstests ]; then
+	echo "${FSTESTS_LOWERS:-ext4 xfs}" >"$stage/fstests-lowers"
+	echo "${FSTESTS_MODES:-bare flag all}" >"$stage/fstests-modes"
+	echo "${FSTESTS_ARGS:--g quick}" >"$stage/fstests-args"
+fi
 if [ "$mode" = bench ]; then
 	for v in BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES \
 		BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE; do
@@ -102,4 +107,13 @@ mklower ext4 "$size" mkfs.ext4 -q -F -L cl-ext4
 mklower xfs "$size" mkfs.xfs -q -f -L cl-xfs -m reflink=0
 mklower xfsr "$size" mkfs.xfs -q -f -L cl-xfsr -m reflink=1
 mklower small 8M mkfs.ext2 -q -F -L cl-small -b 1024
+if [ "$mode" = fstests ]; then
+	# The guest makes the filesystems of each section on them; the
+	# labels only say which is which.
+	say "stage: fstests build and its test and scratch devices (${FSTESTS_DEV_SIZE:=6G} each)"
+	img=$(bash "$COWLINKFS_TOP/guest/fstests.sh")
+	ln -sf "$img" "$run/fstests.img"
+	mklower fst-test "$FSTESTS_DEV_SIZE" mkfs.ext4 -q -F -L cl-fsttest
+	mklower fst-scratch "$FSTESTS_DEV_SIZE" mkfs.ext4 -q -F -L cl-fstscratch
+fi
 say "stage: ready in $run"

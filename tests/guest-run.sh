@@ -111,16 +111,15 @@ done
 # Two workers, each in a mount namespace of its own, run the tests that
 # may share the machine; then one runs the "# serial" tests alone.  With
 # two lowers or more each worker takes every other lower, so that a lower's
-# tests stay on one worker; with one, each takes every other test file,
-# and the tests that own their lower fs run in the serial phase.
+# tests stay on one worker; with one, each takes every other test, and the
+# tests that own their lower fs run in the serial phase.
 awk '$3 != "-" && $2 != "-"' $R/plan >$R/plan.all
 nfs=$(awk '{ print $2 }' $R/plan.all | sort -u | wc -l)
 rm -f $R/plan.w0 $R/plan.w1 $R/plan.serial
 awk -v nfs="$nfs" -v R=$R '
 	$2 != fs { fs = $2; nf++ }
-	$3 != file { file = $3; nfile++ }
 	{
-		w = (nfs > 1 ? nf : nfile) % 2
+		w = (nfs > 1 ? nf : NR) % 2
 		if ($5 == "serial" || ($5 == "owns-lower" && nfs == 1))
 			print >(R "/plan.serial")
 		else

@@ -83,13 +83,23 @@ run_test() {
 	return $rc
 }
 
-# run_locked FS FILE FUNCTION MODE: run_test, holding the lock that MODE
-# "lock:NAME" names (the test itself does not see the lock's descriptor)
+# run_locked FS FILE FUNCTION MODE WAIT: run_test, holding the lock that
+# MODE "lock:NAME" names (the test itself does not see its descriptor).
+# With WAIT "no", a lock the other worker holds is not waited for: the
+# test is not run, and run_locked sets deferred=yes.
 run_locked() {
+	deferred=no
 	case $4 in
 	lock:*)
 		exec 9>"$R/lock.${4#lock:}"
-		flock 9
+		if ! flock -n 9; then
+			if [ "$5" = no ]; then
+				exec 9>&-
+				deferred=yes
+				return 0
+			fi
+			flock 9
+		fi
 		run_test "$1" "$2" "$3" 9>&-
 		rc=$?
 		flock -u 9
@@ -100,28 +110,44 @@ run_locked() {
 	run_test "$1" "$2" "$3"
 }
 
+# run_plan PLAN WAIT: every test of PLAN; with WAIT "no", those whose lock
+# is busy go to /tmp/deferred instead
 cur=
 mounted=false
-while read -r n fs file fn mode on; do
-	if [ "$fs" != "$cur" ]; then
-		! $mounted || umount "/lower/$cur"
-		cur=$fs
-		mkdir -p "/lower/$fs"
-		dev=$(blkid -L "cl-$fs" || echo tmpfs)
-		mounted=true
-		mount_lower "$fs" >/tmp/test.log 2>&1 || mounted=false
-	fi
-	: >/tmp/dmesg.log
-	group=$(basename "$file" .sh)
-	name="$fs/${group#t_}/${fn#test_}"
-	if [ "$on" != run ]; then
-		result "$n" 0 "$name" "SKIP only on $on"
-	elif ! $mounted; then
-		result "$n" 1 "$name" "the lower fs did not mount"
-	else
-		echo "# $n $name (at $(cut -d" " -f1 /proc/uptime) s)" >/dev/console
-		run_locked "$fs" "$file" "$fn" "$mode" </dev/null
-		result "$n" $? "$name"
-	fi
-done <"$plan"
+run_plan() {
+	while read -r n fs file fn mode on; do
+		if [ "$fs" != "$cur" ]; then
+			! $mounted || umount "/lower/$cur"
+			cur=$fs
+			mkdir -p "/lower/$fs"
+			dev=$(blkid -L "cl-$fs" || echo tmpfs)
+			mounted=true
+			mount_lower "$fs" >/tmp/test.log 2>&1 || mounted=false
+		fi
+		: >/tmp/dmesg.log
+		group=$(basename "$file" .sh)
+		name="$fs/${group#t_}/${fn#test_}"
+		if [ "$on" != run ]; then
+			result "$n" 0 "$name" "SKIP only on $on"
+		elif ! $mounted; then
+			result "$n" 1 "$name" "the lower fs did not mount"
+		else
+			echo "# $n $name (at $(cut -d" " -f1 /proc/uptime) s)" >/dev/console
+			run_locked "$fs" "$file" "$fn" "$mode" "$2" </dev/null
+			rc=$?
+			if [ $deferred = yes ]; then
+				echo "$n $fs $file $fn $mode $on" >>/tmp/deferred
+				echo "# $n $name: the other worker holds ${mode#lock:}, later" >/dev/console
+			else
+				result "$n" $rc "$name"
+			fi
+		fi
+	done <"$1"
+}
+
+# A test whose lock the other worker holds waits until this worker has run
+# everything else.
+: >/tmp/deferred
+run_plan "$plan" no
+run_plan /tmp/deferred yes
 ! $mounted || umount "/lower/$cur"

@@ -23,6 +23,9 @@ soak)
 bench)
 	sh $T/tests/bench.sh
 	;;
+fstests)
+	sh $T/tests/fstests.sh
+	;;
 install)
 	sh $T/tests/install.sh
 	;;

@@ -51,7 +51,7 @@ export BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH
 	BENCH_DISK BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE
 # Generous: a guest that stops early is judged by its missing plan line.
 : "${COWLINKFS_TIMEOUT:=$((86400 * 2))}"
-[ "$mode" != smoke ] || COWLINKFS_TIMEOUT=1800
+[ "$mode" != smoke ] || COWLINKFS_TIMEOUT=900
 export COWLINKFS_TIMEOUT
 say "bench: $BENCH_ROUNDS rounds on $BENCH_FS; tree $BENCH_FILES files, scaling $BENCH_SCALE," \
 	"breaks of $BENCH_SIZES; progress in $COWLINKFS_LOGS/guest-bench.log"

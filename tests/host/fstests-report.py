@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Compare the fstests sections of a make fstests run.
+
+Usage: fstests-report.py RESULTS KNOWN OUT
+
+RESULTS is the guest's results/fstests directory (local.config, and per
+section SECTION.out, results/SECTION/result.xml, SECTION.fsck-rc); KNOWN is
+tests/fstests/known (lines "TEST MODE REASON": a documented difference of
+cowlinkfs in MODE, flag or all).  Writes OUT/report.txt and OUT/report.csv,
+prints the summary, and lists as regressions the tests that pass on the
+bare lower but not through cowlinkfs and are not known.  Exits 1 when there
+is a regression, a section without results or an unclean lower fs.
+"""
+import csv
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+
+def sections(results):
+    """The sections of local.config, in order."""
+    out = []
+    with open(os.path.join(results, "local.config")) as f:
+        for line in f:
+            m = re.match(r"^\[(\w+)\]$", line.strip())
+            if m:
+                out.append(m.group(1))
+    return out
+
+
+def lower_and_mode(sec):
+    m = re.match(r"^cowlinkfs_(\w+?)_(flag|all)$", sec)
+    return (m.group(1), m.group(2)) if m else (sec, "bare")
+
+
+def results_of(results, sec):
+    """{test: (state, reason)} from the section's xunit report."""
+    path = os.path.join(results, "results", sec, "result.xml")
+    if not os.path.exists(path):
+        return None
+    out = {}
+    root = ET.parse(path).getroot()
+    for tc in root.iter("testcase"):
+        name = tc.get("name")
+        state, reason = "pass", ""
+        for child in tc:
+            if child.tag == "skipped":
+                state, reason = "notrun", child.get("message", "")
+            elif child.tag in ("failure", "error"):
+                state, reason = "fail", child.get("message", "")
+        out[name] = (state, reason)
+    return out
+
+
+def known_of(path):
+    out = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                test, mode, reason = line.split(None, 2)
+                out[(test, mode)] = reason
+    return out
+
+
+def main():
+    results, known_path, out = sys.argv[1:4]
+    os.makedirs(out, exist_ok=True)
+    known = known_of(known_path)
+    if not os.path.exists(os.path.join(results, "local.config")):
+        print(f"problem: no results in {results}: the guest never ran fstests")
+        return 1
+    secs = sections(results)
+    by = {}
+    bad = []
+    for sec in secs:
+        r = results_of(results, sec)
+        if r is None:
+            bad.append(f"{sec}: no result.xml (see {sec}.out)")
+            r = {}
+        by[sec] = r
+        rc_path = os.path.join(results, sec + ".fsck-rc")
+        if os.path.exists(rc_path) and open(rc_path).read().strip() != "0":
+            bad.append(f"{sec}: the lower fs is not clean afterwards (see {sec}.fsck)")
+
+    lines = []
+    rows = []
+    regress = []
+    knownhit = []
+    lines.append(f"{'section':28} {'run':>5} {'pass':>5} {'fail':>5} {'notrun':>6}")
+    for sec in secs:
+        r = by[sec]
+        n = {s: sum(1 for v in r.values() if v[0] == s) for s in ("pass", "fail", "notrun")}
+        lines.append(f"{sec:28} {n['pass'] + n['fail']:5} {n['pass']:5} {n['fail']:5} "
+                     f"{n['notrun']:6}")
+    for sec in secs:
+        lower, mode = lower_and_mode(sec)
+        if mode == "bare":
+            continue
+        base = by.get(lower, {})
+        for test, (state, reason) in sorted(by[sec].items()):
+            bstate, breason = base.get(test, ("-", ""))
+            rows.append([lower, mode, test, bstate, state, reason or breason])
+            if bstate == "pass" and state != "pass":
+                why = known.get((test, mode))
+                if why:
+                    knownhit.append(f"{lower} {mode} {test}: {state} ({why})")
+                else:
+                    regress.append(f"{lower} {mode} {test}: {state} through cowlinkfs"
+                                   f" ({reason.strip()[:100]})")
+    lines.append("")
+    lines.append(f"pass on the bare lower, not through cowlinkfs, documented: {len(knownhit)}")
+    lines += ["  " + k for k in knownhit]
+    lines.append(f"pass on the bare lower, not through cowlinkfs, not documented: {len(regress)}")
+    lines += ["  " + k for k in regress]
+    lines += ["problem: " + b for b in bad]
+    with open(os.path.join(out, "report.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(out, "report.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["lower", "mode", "test", "bare", "cowlinkfs", "reason"])
+        w.writerows(rows)
+    print("\n".join(lines))
+    return 1 if regress or bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+#!/bin/bash
+# make fstests: fstests in the guest on the bare lower filesystems and
+# through cowlinkfs over them (cow=flag and cow=all), side by side in one
+# run, then the comparison (tests/host/fstests-report.py) in
+# $COWLINKFS_LOGS/fstests.  The knobs, with their defaults:
+#   FSTESTS=...                an xfstests-dev checkout or tarball (required)
+#   FSTESTS_LOWERS="ext4 xfs"  lower filesystems
+#   FSTESTS_MODES="bare flag all"
+#   FSTESTS_GROUP=quick        the group to run (FSTESTS_ARGS: any ./check
+#                              arguments instead, e.g. "generic/001 generic/013")
+#   FSTESTS_DEV_SIZE=6G        the test and scratch devices (sparse)
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/guest/lib.sh"
+if [ -z "${FSTESTS:-}" ]; then
+	echo "make fstests: set FSTESTS to an xfstests-dev checkout or tarball" \
+		"(git clone https://git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git)" >&2
+	exit 2
+fi
+: "${FSTESTS_ARGS:=-g ${FSTESTS_GROUP:-quick}}"
+export FSTESTS FSTESTS_ARGS FSTESTS_LOWERS FSTESTS_MODES FSTESTS_DEV_SIZE
+out=$COWLINKFS_LOGS/fstests
+rm -rf "$out" "$COWLINKFS_LOGS/results-fstests"
+mkdir -p "$out"
+: "${COWLINKFS_TIMEOUT:=$((86400 * 2))}"
+export COWLINKFS_TIMEOUT
+say "fstests: ./check $FSTESTS_ARGS on ${FSTESTS_LOWERS:-ext4 xfs}, each" \
+	"${FSTESTS_MODES:-bare flag all}; progress in $COWLINKFS_LOGS/guest-fstests$ARCH_SUFFIX.log"
+bash "$top/guest/deps.sh" fstests
+rc=0
+bash "$top/guest/pipeline.sh" fstests || rc=$?
+res=$COWLINKFS_LOGS/results-fstests$ARCH_SUFFIX
+mkdir -p "$res"
+debugfs -R "rdump /results/fstests $res" "$(run_dir)/tests.img" >/dev/null 2>&1 || true
+python3 "$top/tests/host/fstests-report.py" "$res/fstests" "$top/tests/fstests/known" "$out" ||
+	rc=1
+say "fstests: report in $out/report.txt, per test in $out/report.csv"
+exit "$rc"
