@@ -141,10 +141,12 @@ kvm_usable() {
 			-append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1" \
 			</dev/null >"$out" 2>&1 &
 		pid=$!
-		echo no >"$probe"
+		# shellcheck disable=SC2064 # this probe's pid and file
+		trap "kill $pid 2>/dev/null; rm -f '$out' '$probe.tmp'" EXIT
+		echo no >"$probe.tmp"
 		for ((i = 0; i < ${KVM_PROBE_SECONDS:-15} * 10; i++)); do
 			if grep -aq 'Linux version' "$out"; then
-				echo yes >"$probe"
+				echo yes >"$probe.tmp"
 				break
 			fi
 			kill -0 "$pid" 2>/dev/null || break
@@ -152,7 +154,9 @@ kvm_usable() {
 		done
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
+		mv "$probe.tmp" "$probe"
 		rm -f "$out"
+		trap - EXIT
 	fi
 	[ "$(cat "$probe")" = yes ]
 }

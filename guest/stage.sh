@@ -18,10 +18,10 @@ kdir=$(kernel_dir)
 rm -rf "$stage"
 mkdir -p "$stage/results" "$stage/bin" "$run"
 
-# The module builds in a copy of its sources kept beside the disks (one
-# per kernel), so that two kernels' stages never share objects; the copy
-# keeps the sources' times, so Kbuild rebuilds what changed.
-MODULE_DIR=$run/module
+# The module builds in a copy of its sources kept beside the disks, one
+# per kernel build (objects of another config must never be reused); the
+# copy keeps the sources' times, so Kbuild rebuilds what changed.
+MODULE_DIR=$run/module-${kdir##*/kernel-}
 say "stage: building cowlinkfs.ko against $kdir"
 mkdir -p "$MODULE_DIR/uapi/linux"
 find "$MODULE_DIR" -maxdepth 1 -name '*.[ch]' ! -name '*.mod.c' -delete

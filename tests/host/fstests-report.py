@@ -8,8 +8,10 @@ section SECTION.out, results/SECTION/result.xml, SECTION.fsck-rc); KNOWN is
 tests/fstests/known (lines "TEST MODE REASON": a documented difference of
 cowlinkfs in MODE, flag or all).  Writes OUT/report.txt and OUT/report.csv,
 prints the summary, and lists as regressions the tests that pass on the
-bare lower but not through cowlinkfs and are not known.  Exits 1 when there
-is a regression, a section without results or an unclean lower fs.
+bare lower but fail or never ran through cowlinkfs and are not known (those
+notrun through cowlinkfs are listed apart, with fstests' reason).  Exits 1
+when there is a regression, a section without results or without a bare
+section to compare with, or an unclean lower fs.
 """
 import csv
 import os
@@ -96,25 +98,37 @@ def main():
         n = {s: sum(1 for v in r.values() if v[0] == s) for s in ("pass", "fail", "notrun")}
         lines.append(f"{sec:28} {n['pass'] + n['fail']:5} {n['pass']:5} {n['fail']:5} "
                      f"{n['notrun']:6}")
+    notrun = []
     for sec in secs:
         lower, mode = lower_and_mode(sec)
         if mode == "bare":
             continue
-        base = by.get(lower, {})
-        for test, (state, reason) in sorted(by[sec].items()):
+        if lower not in by:
+            bad.append(f"{sec}: no bare {lower} section to compare with")
+            continue
+        base = by[lower]
+        for test in sorted(set(base) | set(by[sec])):
             bstate, breason = base.get(test, ("-", ""))
+            state, reason = by[sec].get(test, ("missing", "never reached"))
             rows.append([lower, mode, test, bstate, state, reason or breason])
-            if bstate == "pass" and state != "pass":
-                why = known.get((test, mode))
-                if why:
-                    knownhit.append(f"{lower} {mode} {test}: {state} ({why})")
-                else:
-                    regress.append(f"{lower} {mode} {test}: {state} through cowlinkfs"
-                                   f" ({reason.strip()[:100]})")
+            if bstate != "pass" or state == "pass":
+                continue
+            why = known.get((test, mode))
+            if why:
+                knownhit.append(f"{lower} {mode} {test}: {state} ({why})")
+            elif state == "notrun":
+                notrun.append(f"{lower} {mode} {test}: {reason.strip()[:100]}")
+            else:
+                regress.append(f"{lower} {mode} {test}: {state} through cowlinkfs"
+                               f" ({reason.strip()[:100]})")
     lines.append("")
     lines.append(f"pass on the bare lower, not through cowlinkfs, documented: {len(knownhit)}")
     lines += ["  " + k for k in knownhit]
-    lines.append(f"pass on the bare lower, not through cowlinkfs, not documented: {len(regress)}")
+    lines.append(f"pass on the bare lower, notrun through cowlinkfs (fstests' reason): "
+                 f"{len(notrun)}")
+    lines += ["  " + k for k in notrun]
+    lines.append(f"pass on the bare lower, fail or missing through cowlinkfs, not documented: "
+                 f"{len(regress)}")
     lines += ["  " + k for k in regress]
     lines += ["problem: " + b for b in bad]
     with open(os.path.join(out, "report.txt"), "w") as f:
