@@ -62,7 +62,7 @@ mkdir -p "$sysroot" "$work/debs"
 say "fstests: $DEB_ARCH libraries for the build, unpacked into $sysroot" >&2
 (
 	cd "$work/debs"
-	# shellcheck disable=SC2086 # a list of packages
+	# shellcheck disable=SC2046 # a list of packages
 	apt-get download $(for p in $sysroot_pkgs; do echo "$p:$DEB_ARCH"; done)
 ) >>"$log" 2>&1 || {
 	tail -n 20 "$log" >&2
