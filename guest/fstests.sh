@@ -12,7 +12,7 @@ set -eu
 
 if [ -z "${FSTESTS:-}" ] || [ ! -e "$FSTESTS" ]; then
 	echo "fstests: set FSTESTS to an xfstests-dev checkout or tarball" \
-		"(git clone https://git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git)" >&2
+		"(where to get it: README.md, make fstests)" >&2
 	exit 2
 fi
 FSTESTS=$(realpath "$FSTESTS")

@@ -14,7 +14,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
 if [ -z "${FSTESTS:-}" ]; then
 	echo "make fstests: set FSTESTS to an xfstests-dev checkout or tarball" \
-		"(git clone https://git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git)" >&2
+		"(where to get it: README.md, make fstests)" >&2
 	exit 2
 fi
 : "${FSTESTS_ARGS:=-g ${FSTESTS_GROUP:-quick}}"
