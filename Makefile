@@ -5,7 +5,9 @@
 #
 #   make test      build everything needed and run the whole suite in the guest
 #                  (ARCH=x86_64: the x86_64 guest)
-#                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only)
+#                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only,
+#                  FULL=1: every test on all six lowers, not the tests of
+#                  cowlinkfs's own rules on the core lowers only)
 #   make soak      the random testers for SOAK seconds per lower (default 600;
 #                  SOAK_FS="ext4 xfs" picks lowers, KERNEL=debug the kernel)
 #   make fstests   fstests (FSTESTS=xfstests-dev checkout or tarball) on the
@@ -37,9 +39,9 @@
 #                                    DKMS build, modprobe, fstab mount, cowlink
 
 SHELL := /bin/bash
-export ARCH ONLY LOWERS TEST_TIMEOUT KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
+export ARCH ONLY LOWERS FULL TEST_TIMEOUT KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
 	BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES BENCH_DISK BENCH_CONFIGS \
-	BENCH_WORKLOADS FSTESTS FSTESTS_LOWERS FSTESTS_MODES FSTESTS_GROUP FSTESTS_ARGS \
+	BENCH_WORKLOADS BENCH_DROP FSTESTS FSTESTS_LOWERS FSTESTS_MODES FSTESTS_GROUP FSTESTS_ARGS \
 	FSTESTS_DEV_SIZE
 # The guest's compiler (guest/lib.sh sets CROSS_COMPILE empty for x86_64).
 CROSS_COMPILE ?= aarch64-linux-gnu-

@@ -70,6 +70,7 @@ cp -r "$COWLINKFS_TOP/fs" "$COWLINKFS_TOP/Documentation" "$COWLINKFS_TOP/tools" 
 echo "$mode" >"$stage/mode"
 [ -z "${ONLY:-}" ] || echo "$ONLY" >"$stage/only"
 [ -z "${LOWERS:-}" ] || echo "$LOWERS" >"$stage/lowers"
+[ "${FULL:-0}" = 0 ] || echo "$FULL" >"$stage/full"
 [ -z "${TEST_TIMEOUT:-}" ] || echo "$TEST_TIMEOUT" >"$stage/timeout"
 [ "$mode" != soak ] || echo "$SOAK $SOAK_FS" >"$stage/soak"
 if [ "$mode" = fstests ]; then
@@ -79,7 +80,7 @@ if [ "$mode" = fstests ]; then
 fi
 if [ "$mode" = bench ]; then
 	for v in BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES \
-		BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE; do
+		BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE BENCH_DROP; do
 		echo "$v='${!v}'"
 	done >"$stage/bench.conf"
 fi

@@ -2,7 +2,8 @@
 # Guest side of make bench: every workload on every configuration, side by
 # side on the same lower fs, interleaved (bare, cowlinkfs cow=flag,
 # cowlinkfs cow=all, overlayfs, mergerfs, cowdancer; then again, for
-# BENCH_ROUNDS rounds), caches dropped before each timed step.  One CSV
+# BENCH_ROUNDS rounds), caches dropped before each timed step (unless
+# BENCH_DROP is 0: the smoke, whose figures nobody reads).  One CSV
 # line per figure in results/bench.csv; one TAP line per lower, round and
 # configuration in results/tap, "not ok" on any failed step (a full disk
 # among them: it would make a copy look fast).  The host turns the CSV
@@ -12,7 +13,7 @@ T=/t
 R=$T/results
 export PATH=$T/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES
-# BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE
+# BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE BENCH_DROP
 . $T/bench.conf
 . $T/tests/lower.sh
 csv=$R/bench.csv
@@ -90,8 +91,10 @@ t() {
 		fi
 	fi
 	[ "$1" != fio ] || set -- "$@" --minimal
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
+	if [ "$BENCH_DROP" != 0 ]; then
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+	fi
 	prof on
 	timeit /tmp/secs "$@" >/tmp/out 2>&1
 	rc=$?

@@ -4,9 +4,9 @@
 # /mnt/t, and print KTAP as kselftest does: the version line and the plan
 # first, then one line per test and lower, "# SKIP" for a test that does
 # not apply to that lower (tests/plan.awk reads the "# lowers:",
-# "# serial", "# lock:" and "# owns-lower" lines).  Two workers
-# (tests/worker.sh) run the tests at once, then the serial ones run
-# alone.  Each test has TEST_TIMEOUT seconds (600; make test
+# "# serial", "# lock:", "# owns-lower" and "# matrix:" lines).  Two
+# workers (tests/worker.sh) run the tests at once, then the serial ones
+# run alone.  Each test has TEST_TIMEOUT seconds (600; make test
 # TEST_TIMEOUT=N).  A failed
 # test's whole output and kernel log go to /t/results/failed/.  Writes
 # /t/results/tap (the console sees each result as it comes; the file ends
@@ -29,6 +29,26 @@ only=$(cat $T/only 2>/dev/null || echo '*')
 # splat looks like in dmesg is tests/splat.ere, as report.sh reads it.
 lowers=$(cat $T/lowers 2>/dev/null || cat $T/tests/lowers)
 splat=$(cat $T/tests/splat.ere)
+# The matrix: a "# matrix: core" test runs on the core lowers it applies
+# to (or the first lower it names, if none), unless make test FULL=1 or
+# LOWERS asked for the whole matrix.
+core=$(cat $T/tests/lowers.core)
+full=no
+[ ! -e $T/full ] && [ ! -e $T/lowers ] || full=yes
+
+# in_matrix FS ON: whether a "# matrix: core" test for the lowers ON runs
+# on FS
+in_matrix() {
+	case " $core " in
+	*" $1 "*) return 0 ;;
+	esac
+	for w in $2; do
+		case " $core " in
+		*" $w "*) return 1 ;;
+		esac
+	done
+	[ "$1" = "${2%% *}" ]
+}
 
 # The plan, before anything runs, numbered as KTAP will number it:
 # "N FS FILE FUNCTION MODE STATE" per line (MODE as tests/plan.awk prints
@@ -39,6 +59,7 @@ splat=$(cat $T/tests/splat.ere)
 # names have mmap in them).
 plan=/tmp/plan
 : >$plan
+: >/tmp/left
 words=
 set -f
 # shellcheck disable=SC2086
@@ -60,23 +81,29 @@ for g in "$@"; do
 done
 for fs in $lowers; do
 	before=$(grep -c " run$" $plan)
+	left=$(wc -l </tmp/left)
 	for w in $words; do
 		file=${w%%:*}
 		tglob=${w#*:}
 		awk -f $T/tests/plan.awk "$file" |
-		while IFS="	" read -r fn on mode; do
+		while IFS="	" read -r fn on mode matrix; do
 			# shellcheck disable=SC2254 # a glob of ONLY
 			case ${fn#test_} in
 			$tglob) ;;
 			*) continue ;;
 			esac
+			if [ "$matrix" = core ] && [ $full = no ] && ! in_matrix "$fs" "$on"; then
+				echo "$fs $file $fn" >>/tmp/left
+				continue
+			fi
 			case " $on " in
 			*" $fs "*) echo "$fs $file $fn $mode run" ;;
 			*) echo "$fs $file $fn $mode $on" ;;
 			esac
 		done >>$plan
 	done
-	[ "$(grep -c " run$" $plan)" != "$before" ] || echo "$fs -" >>$plan
+	[ "$(grep -c " run$" $plan)" != "$before" ] ||
+		[ "$(wc -l </tmp/left)" != "$left" ] || echo "$fs -" >>$plan
 done
 # ONLY words may overlap ("cow cow:*mmap*"): each test once.
 awk '!seen[$1 " " $2 " " $3]++' $plan >$plan.once
@@ -87,6 +114,10 @@ total=$((n + 1))
 [ ! -e $kl ] || total=$((total + 1))
 echo "KTAP version 1" | tee -a $R/tap
 echo "1..$total" | tee -a $R/tap
+left=$(awk '!seen[$0]++' /tmp/left | wc -l)
+[ "$left" = 0 ] ||
+	echo "# matrix: $left runs of core-matrix tests on other lowers left to make test FULL=1" |
+	tee -a $R/tap
 mkdir -p $R/res
 : >$R/tap.lock
 
@@ -112,28 +143,34 @@ awk '$3 == "-"' $R/plan | while read -r k fs _; do
 done
 
 # Two workers, each in a mount namespace of its own, run the tests that
-# may share the machine; then one runs the "# serial" tests alone.  With
-# two lowers or more each worker takes every other lower, so that a lower's
-# tests stay on one worker; with one, each takes every other test, and the
-# tests that own their lower fs run in the serial phase.
+# may share the machine; then one runs the "# serial" tests alone.  The
+# workers take plans from a queue, one at a time, the one with the most
+# tests first, so that they end close together whatever each plan
+# weighs.  With two lowers or more there is a plan per lower (a lower's
+# tests stay on one worker, which mounts it once); with one, two plans of
+# every other test, and the tests that own their lower fs run in the
+# serial phase.
 awk '$3 != "-" && $2 != "-"' $R/plan >$R/plan.all
 nfs=$(awk '{ print $2 }' $R/plan.all | sort -u | wc -l)
-rm -f $R/plan.w0 $R/plan.w1 $R/plan.serial
+rm -rf $R/plans
+mkdir $R/plans
 awk -v nfs="$nfs" -v R=$R '
-	$2 != fs { fs = $2; nf++ }
-	{
-		w = (nfs > 1 ? nf : NR) % 2
-		if ($5 == "serial" || ($5 == "owns-lower" && nfs == 1))
-			print >(R "/plan.serial")
-		else
-			print >(R "/plan.w" w)
-	}' $R/plan.all
-for w in $R/plan.w1 $R/plan.w0; do
-	[ -s $w ] || continue
-	unshare -m --propagation private sh $T/tests/worker.sh parallel $w &
+	$5 == "serial" || ($5 == "owns-lower" && nfs == 1) {
+		print >(R "/plans/serial")
+		next
+	}
+	{ print >(R "/plans/" (nfs > 1 ? $2 : "w" NR % 2)) }' $R/plan.all
+for p in $R/plans/*; do
+	[ "${p##*/}" = serial ] || echo "$(grep -c ' run$' "$p") $p"
+done | sort -rn | cut -d" " -f2 >$R/queue
+for w in 1 2; do
+	unshare -m --propagation private sh $T/tests/worker.sh parallel $R/queue &
 done
 wait
-[ ! -s $R/plan.serial ] || sh $T/tests/worker.sh serial $R/plan.serial
+if [ -s $R/plans/serial ]; then
+	echo $R/plans/serial >$R/queue
+	sh $T/tests/worker.sh serial $R/queue
+fi
 
 # After the suite: whatever cowlinkfs allocated is freed.  On the debug
 # kernel kmemleak looks for unreferenced objects allocated on a path
@@ -170,6 +207,7 @@ result $n $rc "module/unloads_with_nothing_left_allocated"
 {
 	echo "KTAP version 1"
 	echo "1..$total"
+	grep '^# matrix: ' $R/tap || true
 	k=1
 	while [ $k -le "$n" ]; do
 		cat $R/res/$k 2>/dev/null

@@ -12,12 +12,23 @@
 #   "# owns-lower"  never beside another test on the same lower fs: it
 #                   fills it or mounts it again (only a run on one lower
 #                   puts two workers on one lower: there, it runs alone).
+#   "# matrix: core"  the test exercises cowlinkfs's own rules more than
+#                   the lower fs under them: make test runs it on the core
+#                   lowers (tests/lowers.core) it applies to, or on the
+#                   first lower it names if none; make test FULL=1 and an
+#                   explicit LOWERS run it on all of them.  Without it
+#                   ("# matrix: every"), a test runs on every lower.
 # Prints one line per test function: its name, a tab, the lowers, a tab,
-# and "serial", "parallel", "owns-lower" or "lock:NAME".
+# "serial", "parallel", "owns-lower" or "lock:NAME", a tab, and "core" or
+# "every".
 /^# lowers: / {
 	v = $0
 	sub(/^# lowers: /, "", v)
 	pending = v
+	next
+}
+/^# matrix: (core|every)$/ {
+	pmatrix = $3
 	next
 }
 /^# (serial|owns-lower|lock: [a-z0-9-]+)$/ {
@@ -26,9 +37,11 @@
 }
 /^test_[a-z0-9_]*\(\) \{$/ {
 	print substr($0, 1, index($0, "(") - 1) "\t" (pending != "" ? pending : all) \
-		"\t" (pmode != "" ? pmode : fmode != "" ? fmode : "parallel")
+		"\t" (pmode != "" ? pmode : fmode != "" ? fmode : "parallel") \
+		"\t" (pmatrix != "" ? pmatrix : fmatrix != "" ? fmatrix : "every")
 	pending = ""
 	pmode = ""
+	pmatrix = ""
 	seen = 1
 	next
 }
@@ -38,5 +51,8 @@
 	pending = ""
 	if (pmode != "" && !seen)
 		fmode = pmode
+	if (pmatrix != "" && !seen)
+		fmatrix = pmatrix
 	pmode = ""
+	pmatrix = ""
 }

@@ -10,6 +10,7 @@
 # time, since the knobs are global.
 # lowers: ext2 ext3 ext4 xfs xfsr tmpfs
 # lock: fault
+# matrix: core
 
 DBG=/sys/kernel/debug
 FF=$DBG/fail_function

@@ -4,6 +4,7 @@
 # quota, project id), flags and open modes hold through every name, and
 # the flag ioctl, listxattr and remount keep the VFS's rules.
 # lowers: ext2 ext3 ext4 xfs xfsr tmpfs
+# matrix: core
 
 # two names of one COW file: $M/a and $M/b, root's, mode 644, content "old"
 make_cow_pair() {

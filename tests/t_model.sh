@@ -10,6 +10,7 @@
 # st_ino and st_nlink in the lower directory.  A failure prints the seed,
 # the step, the last operations and the difference; it replays exactly.
 # lowers: ext2 ext3 ext4 xfs xfsr tmpfs
+# matrix: core
 
 # Each run takes a few seconds in the TCG guest (250 operations take about
 # 0.1 s on an x86 host in plain mode; the guest is some 20 times slower

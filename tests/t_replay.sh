@@ -14,8 +14,10 @@
 # every name, then the next cowlinkfs mount.  On ext2 (no journal) the same
 # points are measured and reported; only fsck -y repairing them to a
 # mountable fs with the untouched names intact is asserted.  $M and $L are
-# not used.
+# not used.  make test replays the two journals, jbd2 on ext4 and the xfs
+# log on xfsr (FULL=1 adds ext3 and xfs, whose journals are the same code).
 # lowers: ext2 ext3 ext4 xfs xfsr
+# matrix: core
 
 # The other worker may replay on another lower at the same time, with a
 # /tmp of its own but the same loop and device-mapper devices: every name

@@ -2,6 +2,7 @@
 # The cowlink command on a cowlinkfs mount: each subcommand, its errors and
 # its figures checked against stat and du.
 # lowers: ext2 ext3 xfs
+# matrix: core
 
 test_get_set_clear_and_recursive() {
 	mkdir -p $M/d/e/f

@@ -1,9 +1,10 @@
 #!/bin/sh
-# Guest: one worker of guest-run.sh.  Runs the tests of PLAN (lines of
+# Guest: one worker of guest-run.sh.  Takes plans (files of lines of
 # $R/plan: "N FS FILE FUNCTION MODE STATE", STATE "run" or the lowers the
-# test is for) in order, each on a fresh lower directory with cowlinkfs
-# mounted on /mnt/t:
-#   worker.sh PHASE PLAN
+# test is for) from the file QUEUE, one at a time, first come first
+# served, until none is left, and runs the tests of each in order, each on
+# a fresh lower directory with cowlinkfs mounted on /mnt/t:
+#   worker.sh PHASE QUEUE
 # PHASE "parallel" runs in a mount namespace of its own (guest-run.sh
 # starts it under unshare -m), with /tmp and /mnt its own, so that two
 # workers' tests never meet there; PHASE "serial" runs alone, for tests
@@ -18,7 +19,7 @@ TEST_TIMEOUT=$(cat $T/timeout 2>/dev/null || echo 600)
 export PATH=$T/bin:$PATH
 splat=$(cat $T/tests/splat.ere)
 phase=$1
-plan=$2
+queue=$2
 if [ "$phase" = parallel ]; then
 	mount -t tmpfs -o mode=1777 tmpfs /tmp
 	mount -t tmpfs tmpfs /mnt
@@ -145,9 +146,16 @@ run_plan() {
 	done <"$1"
 }
 
+# next_plan: the first plan of the queue, taken off it
+next_plan() {
+	flock "$queue.lock" sh -c 'head -n 1 "$1" && sed -i 1d "$1"' sh "$queue"
+}
+
 # A test whose lock the other worker holds waits until this worker has run
 # everything else.
 : >/tmp/deferred
-run_plan "$plan" no
+while plan=$(next_plan) && [ -n "$plan" ]; do
+	run_plan "$plan" no
+done
 run_plan /tmp/deferred yes
 ! $mounted || umount "/lower/$cur"

@@ -38,6 +38,7 @@ for run in $runs; do
 		f=$((f + 1))
 	fi
 	echo "# $run: $p passed, $f failed, $s skipped (results in $L/results-$run)"
+	grep -s '^# matrix: ' "$tap" | sed "s/^# /# $run: /" || true
 	passed=$((passed + p))
 	failed=$((failed + f))
 done

@@ -13,6 +13,7 @@
 #   BENCH_DISK=8G           size of each lower (sparse)
 #   BENCH_CONFIGS="bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer"
 #   BENCH_WORKLOADS="data meta brk tree scale"
+#   BENCH_DROP=1            sync and drop the caches before each timed step
 # It runs on the bench kernel (KERNEL=bench: no lockdep, which a user's
 # kernel does not have either; see guest/kernel-bench.config).
 # "run-bench.sh smoke" is the one-round miniature make test runs so that the
@@ -31,7 +32,7 @@ profile)
 	BENCH_WORKLOADS=${BENCH_WORKLOADS:-meta tree} ;;
 smoke)
 	BENCH_FS=ext4 BENCH_ROUNDS=1 BENCH_FILES=300 BENCH_SCALE=300 BENCH_META=200
-	BENCH_DATA=4 BENCH_SIZES="4k 1m" BENCH_DISK=1G ;;
+	BENCH_DATA=4 BENCH_SIZES="4k 1m" BENCH_DISK=1G BENCH_DROP=0 ;;
 *) echo "usage: run-bench.sh [smoke|profile]" >&2; exit 2 ;;
 esac
 export KERNEL
@@ -41,14 +42,14 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BENCH_SCALE:=1000 10000 50000}" "${BENCH_META:=10000}" "${BENCH_DATA:=64}"
 : "${BENCH_SIZES:=4k 1m 64m 1g 1g-sparse}" "${BENCH_DISK:=8G}"
 : "${BENCH_CONFIGS:=bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer}"
-: "${BENCH_WORKLOADS:=data meta brk tree scale}" "${BENCH_PROFILE:=}"
+: "${BENCH_WORKLOADS:=data meta brk tree scale}" "${BENCH_PROFILE:=}" "${BENCH_DROP:=1}"
 for w in $BENCH_WORKLOADS; do
 	case $w in data | meta | brk | tree | scale) ;;
 	*) echo "BENCH_WORKLOADS: no workload '$w'" >&2; exit 2 ;;
 	esac
 done
 export BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES \
-	BENCH_DISK BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE
+	BENCH_DISK BENCH_CONFIGS BENCH_WORKLOADS BENCH_PROFILE BENCH_DROP
 # Generous: a guest that stops early is judged by its missing plan line.
 : "${COWLINKFS_TIMEOUT:=$((86400 * 2))}"
 [ "$mode" != smoke ] || COWLINKFS_TIMEOUT=900

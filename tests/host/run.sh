@@ -10,10 +10,11 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
 # The debug leg: what of the suite CI can afford on the debug kernel
-# (KASAN, kmemleak, ...), which runs it 5-6 times slower: t_cow.sh and
-# t_model.sh but its 1000-step regression seed (517 s there; every other
-# kernel runs it) on ext4, every other test on each worker.
-DEBUG_ONLY="cow model:random_ops_[mwi]*"
+# (KASAN, kmemleak, ...), which runs it 5-6 times slower: t_cow.sh and the
+# model tests of cow=all, parallel writers and remounts (the others, which
+# the test kernel runs, add about 10 minutes there) on ext4, every other
+# test on each worker.
+DEBUG_ONLY="cow model:*cow_all model:*in_parallel* model:*with_remounts*"
 DEBUG_LOWERS=ext4
 rm -rf "$COWLINKFS_LOGS"/results-* "$COWLINKFS_LOGS"/guest-*.log
 rc=0
