@@ -5,7 +5,6 @@
  * A usage error is one line in args->error naming the word that is wrong,
  * as coreutils words it, for main() to print before "Try 'cowlink --help'".
  */
-#define _GNU_SOURCE
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>

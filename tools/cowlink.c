@@ -12,7 +12,6 @@
  * Exit status: 0 success, 1 an operation failed, 2 usage error.
  * Every message starts with "cowlink: ", whatever the program was called.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

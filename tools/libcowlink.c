@@ -4,7 +4,6 @@
  * "copyfile()" the cowlinks patch listed as its user-space TODO: a copy
  * that costs a link.  See libcowlink(3).
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

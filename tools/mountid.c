@@ -5,7 +5,6 @@
  * filesystem).  glibc's struct statx hides stx_mnt_id, so this file uses
  * the kernel's, and includes nothing that declares glibc's.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/syscall.h>

@@ -4,7 +4,6 @@
  * everything that needs no cowlinkfs mount.  TAP output, then
  * "N passed, N failed"; exit status 1 on any failure.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,7 +2,6 @@
 /*
  * walk: a tree walk by directory file descriptors; see walk.h for why.
  */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
