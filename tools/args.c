@@ -197,7 +197,8 @@ int cowlink_parse(int argc, char **argv, struct cowlink_args *args)
 		if (!strcmp(argv[0], cmds[i].name))
 			break;
 	if (i == N_CMDS)
-		return usage_error(args, "unknown subcommand '%s'", argv[0]);
+		return usage_error(args, "unknown subcommand %s",
+				   quote(argv[0]));
 	args->cmd = cmds[i].cmd;
 	args->flag_op = cmds[i].op;
 	args->name = cmds[i].name;
@@ -281,7 +282,8 @@ int cowlink_parse(int argc, char **argv, struct cowlink_args *args)
 			return usage_error(args,
 				"options '--from' and '--recursive' are mutually exclusive");
 		if (n > 0)
-			return usage_error(args, "extra operand '%s'", args->argv[0]);
+			return usage_error(args, "extra operand %s",
+					    quote(args->argv[0]));
 		return 0;
 	}
 	if (args->null && args->flag_op == FLAG_SET)
@@ -289,13 +291,13 @@ int cowlink_parse(int argc, char **argv, struct cowlink_args *args)
 				   null_word);
 	if (n < cmds[i].min) {
 		if (n == 1 && args->cmd == CMD_CLONE)
-			return usage_error(args, "missing destination operand after '%s'",
-					   args->argv[0]);
+			return usage_error(args, "missing destination operand after %s",
+					   quote(args->argv[0]));
 		return usage_error(args, "missing operand");
 	}
 	if (cmds[i].max && n > cmds[i].max)
-		return usage_error(args, "extra operand '%s'",
-				   args->argv[cmds[i].max]);
+		return usage_error(args, "extra operand %s",
+				   quote(args->argv[cmds[i].max]));
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,8 @@ static int failed;
 
 static void warn_path(const char *what, const char *path)
 {
-	fprintf(stderr, "cowlink: %s '%s': %s\n", what, path, strerror(errno));
+	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path),
+		strerror(errno));
 	failed = 1;
 }
 
@@ -79,8 +81,8 @@ static int open_entry(const struct walk_entry *e)
 	}
 	if (fstat(fd, &st) < 0 || !walk_same(&st, &e->st)) {
 		close(fd);
-		fprintf(stderr, "cowlink: '%s' changed during the walk, skipped\n",
-			e->path);
+		fprintf(stderr, "cowlink: %s changed during the walk, skipped\n",
+			quote(e->path));
 		failed = 1;
 		return -1;
 	}
@@ -177,12 +179,12 @@ static int reopen(int pfd, int flags)
 static void open_path_error(const char *what, const char *path)
 {
 	if (errno == ELOOP) {
-		fprintf(stderr, "cowlink: %s '%s': a symlink on its path (set --from follows none)\n",
-			what, path);
+		fprintf(stderr, "cowlink: %s %s: a symlink on its path (set --from follows none)\n",
+			what, quote(path));
 		failed = 1;
 	} else if (errno == ENOSYS) {
-		fprintf(stderr, "cowlink: %s '%s': needs openat2() (Linux 5.6 or later)\n",
-			what, path);
+		fprintf(stderr, "cowlink: %s %s: needs openat2() (Linux 5.6 or later)\n",
+			what, quote(path));
 		failed = 1;
 	} else {
 		warn_path(what, path);
@@ -250,7 +252,7 @@ static int cmd_from(void)
 		      cowlink_parse_record(rec, args.null, &path);
 		if (cow < 0) {
 			fprintf(stderr, "cowlink: %s:%lu: not a 'cow PATH' or '--- PATH' record\n",
-				name, lineno);
+				quote_name(name), lineno);
 			failed = 1;
 			continue;
 		}
@@ -445,8 +447,8 @@ static void copy_xattrs(const struct xfile *src, const struct xfile *dst)
 		if (errno == ENOTSUP ||
 		    (errno == EPERM && !strncmp(name, "trusted.", 8)))
 			continue;
-		fprintf(stderr, "cowlink: cannot set xattr '%s' of '%s': %s\n",
-			name, dst->shown, strerror(errno));
+		fprintf(stderr, "cowlink: cannot set xattr %s of %s: %s\n",
+			quote_n(0, name), quote_n(1, dst->shown), strerror(errno));
 		failed = 1;
 	}
 	for (i = 0; i < ARRAY_SIZE(acl_names); i++) {
@@ -503,8 +505,8 @@ static void clone_file(struct walk_entry *e, int pfd, const char *name)
 	} else if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		   !walk_same(&st, &e->st)) {
 		unlinkat(pfd, name, 0);
-		fprintf(stderr, "cowlink: '%s' changed during the walk, skipped\n",
-			e->path);
+		fprintf(stderr, "cowlink: %s changed during the walk, skipped\n",
+			quote(e->path));
 		failed = 1;
 	}
 	close(fd);
@@ -577,15 +579,15 @@ static enum walk_action clone_dir(struct walk_entry *e, int pfd,
 
 	if (!e->level && (fstat(pfd, &pst) < 0 ||
 			  pst.st_dev != e->st.st_dev)) {
-		fprintf(stderr, "cowlink: '%s' and '%s' are not on one filesystem\n",
-			clone_src, clone_dst);
+		fprintf(stderr, "cowlink: %s and %s are not on one filesystem\n",
+			quote_n(0, clone_src), quote_n(1, clone_dst));
 		failed = 1;
 		return WALK_STOP;
 	}
 	/* DST inside SRC, seen however it was reached (a bind mount, say). */
 	if (dst_made && walk_same(&e->st, &dst_top)) {
-		fprintf(stderr, "cowlink: cannot clone '%s' into itself, '%s'\n",
-			clone_src, clone_dst);
+		fprintf(stderr, "cowlink: cannot clone %s into itself, %s\n",
+			quote_n(0, clone_src), quote_n(1, clone_dst));
 		failed = 1;
 		return WALK_STOP;
 	}
@@ -608,8 +610,8 @@ static enum walk_action clone_dir(struct walk_entry *e, int pfd,
 		dst_made = fstat(fd, &dst_top) == 0;
 		if (!dst_made || dst_top.st_uid != (uid_t)euid ||
 		    (dst_top.st_mode & 077)) {
-			fprintf(stderr, "cowlink: '%s' was replaced as it was made, not cloned into\n",
-				clone_dst);
+			fprintf(stderr, "cowlink: %s was replaced as it was made, not cloned into\n",
+				quote(clone_dst));
 			failed = 1;
 			close(fd);
 			return WALK_STOP;
@@ -621,8 +623,8 @@ static enum walk_action clone_dir(struct walk_entry *e, int pfd,
 	e->data = fd;
 	/* Links cannot leave SRC's filesystem: cp -x makes the directory. */
 	if (e->level && e->st.st_dev != e->parent->st.st_dev) {
-		fprintf(stderr, "cowlink: '%s' is a mount point, its entries are not cloned\n",
-			e->path);
+		fprintf(stderr, "cowlink: %s is a mount point, its entries are not cloned\n",
+			quote(e->path));
 		failed = 1;
 		clone_dir_fix(e);
 		return WALK_SKIP;
@@ -704,8 +706,8 @@ static int clone_check(const char *src, const char *dst, const char *parent)
 	}
 	if (cowlink_is_cowlinkfs(src) != 1 ||
 	    cowlink_is_cowlinkfs(parent) != 1) {
-		fprintf(stderr, "cowlink: '%s' and '%s' must both be on a cowlinkfs mount\n",
-			src, parent);
+		fprintf(stderr, "cowlink: %s and %s must both be on a cowlinkfs mount\n",
+			quote_n(0, src), quote_n(1, parent));
 		return -1;
 	}
 	if (stat(parent, &ds) < 0) {
@@ -713,14 +715,14 @@ static int clone_check(const char *src, const char *dst, const char *parent)
 		return -1;
 	}
 	if (ss.st_dev != ds.st_dev) {
-		fprintf(stderr, "cowlink: '%s' and '%s' are not on one filesystem\n",
-			src, parent);
+		fprintf(stderr, "cowlink: %s and %s are not on one filesystem\n",
+			quote_n(0, src), quote_n(1, parent));
 		return -1;
 	}
 	/* link() needs one mount: say so once, not EXDEV for every file. */
 	if (mount_id(src, &sm) == 0 && mount_id(parent, &dm) == 0 && sm != dm) {
-		fprintf(stderr, "cowlink: '%s' and '%s' are not on one mount (a bind mount?)\n",
-			src, parent);
+		fprintf(stderr, "cowlink: %s and %s are not on one mount (a bind mount?)\n",
+			quote_n(0, src), quote_n(1, parent));
 		return -1;
 	}
 	/* DST is made new, never merged into: see cowlink(1). */
@@ -732,8 +734,8 @@ static int clone_check(const char *src, const char *dst, const char *parent)
 	rsrc = realpath(src, NULL);
 	rparent = realpath(parent, NULL);
 	if (rsrc && rparent && path_within(rparent, rsrc))
-		fprintf(stderr, "cowlink: cannot clone '%s' into itself, '%s'\n",
-			src, dst);
+		fprintf(stderr, "cowlink: cannot clone %s into itself, %s\n",
+			quote_n(0, src), quote_n(1, dst));
 	else
 		ret = 0;
 	free(rsrc);
@@ -851,7 +853,8 @@ static void status_one(const char *path, const struct stat *st)
 		       (long long)st->st_size);
 		st_first = 0;
 	} else {
-		printf("%lu links  %s\n", (unsigned long)st->st_nlink, path);
+		printf("%lu links  %s\n", (unsigned long)st->st_nlink,
+		       quote_name(path));
 	}
 }
 
@@ -896,7 +899,7 @@ static int cmd_status(int argc, char **argv)
 
 static void break_error(const char *path, const char *why)
 {
-	fprintf(stderr, "cowlink: cannot break '%s': %s\n", path, why);
+	fprintf(stderr, "cowlink: cannot break %s: %s\n", quote(path), why);
 	failed = 1;
 }
 
@@ -1019,8 +1022,8 @@ static void break_one(const char *path)
 		goto out;
 	}
 	if (b.st.st_nlink < 2) {
-		fprintf(stderr, "cowlink: '%s': single link, nothing to break\n",
-			path);
+		fprintf(stderr, "cowlink: %s: single link, nothing to break\n",
+			quote(path));
 		goto out;
 	}
 	cow = break_is_cow(&b);
@@ -1042,13 +1045,13 @@ static void break_one(const char *path)
 	close(fd);
 	if (after.st_ino != b.st.st_ino) {
 		if (args.verbose)
-			printf("%s: inode %lu -> %lu\n", path,
+			printf("%s: inode %lu -> %lu\n", quote_name(path),
 			       (unsigned long)b.st.st_ino,
 			       (unsigned long)after.st_ino);
 	} else if (after.st_nlink < 2) {
 		/* Its other names went away since the fstatat(). */
-		fprintf(stderr, "cowlink: '%s': single link, nothing to break\n",
-			path);
+		fprintf(stderr, "cowlink: %s: single link, nothing to break\n",
+			quote(path));
 	} else {
 		/* cow < 0: the mount's mode was unknown, and is "flag". */
 		break_error(path, cow < 0 ? "not a cow link (COW flag not set)" :
@@ -1072,6 +1075,8 @@ static int cmd_break(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* Which bytes of a name are printable characters: see quote.c. */
+	setlocale(LC_CTYPE, "");
 	if (cowlink_parse(argc - 1, argv + 1, &args) < 0) {
 		fprintf(stderr, "cowlink: %s\n"
 			"Try 'cowlink --help' for more information.\n",

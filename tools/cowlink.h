@@ -38,4 +38,24 @@ void cowlink_put_record(FILE *f, int cow, const char *path, int null);
 int cowlink_parse_record(char *rec, int null, char **path);
 void cowlink_json_string(FILE *f, const char *s);
 
+const char *cowlink_quote_n(int slot, const char *s, int always);
+
+/* A file name in a message, as coreutils writes it: 'name'. */
+static inline const char *quote(const char *s)
+{
+	return cowlink_quote_n(0, s, 1);
+}
+
+/* The same, for a message naming two: slots 0 and 1. */
+static inline const char *quote_n(int slot, const char *s)
+{
+	return cowlink_quote_n(slot, s, 1);
+}
+
+/* A file name in a listing: as it is, unless it needs quotes. */
+static inline const char *quote_name(const char *s)
+{
+	return cowlink_quote_n(2, s, 0);
+}
+
 #endif

@@ -5,6 +5,7 @@
  * "N passed, N failed"; exit status 1 on any failure.
  */
 #include <errno.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,48 @@ static int json(const char *s, const char *want)
 		printf("# got %s\n", buf);
 	free(buf);
 	return ok;
+}
+
+/* Is S quoted as WANT, as a message (ALWAYS) or a listing quotes it? */
+static int quoted(const char *s, int always, const char *want)
+{
+	const char *got = cowlink_quote_n(0, s, always);
+
+	if (strcmp(got, want))
+		printf("# got %s\n", got);
+	return !strcmp(got, want);
+}
+
+static void quote_tests(void)
+{
+	static const char euro[] = "\xc3\xa9\xe2\x82\xac";
+
+	check(quoted("plain", 1, "'plain'") && quoted("plain", 0, "plain") &&
+	      quoted("a-b_c.d,e+f@g:h%i{j}", 0, "a-b_c.d,e+f@g:h%i{j}"),
+	      "quote_plain_names_in_messages_and_listings");
+	check(quoted("a b", 0, "'a b'") && quoted("a$b", 0, "'a$b'") &&
+	      quoted("a*", 0, "'a*'") && quoted("~h", 0, "'~h'") &&
+	      quoted("#h", 0, "'#h'") && quoted("x~#", 0, "x~#") &&
+	      quoted("", 0, "''"), "quote_shell_syntax");
+	check(quoted("it's", 0, "\"it's\"") &&
+	      quoted("it's $x", 0, "'it'\\''s $x'"), "quote_single_quotes");
+	check(quoted("a\nb", 0, "'a'$'\\n''b'") && quoted("\n", 1, "''$'\\n'") &&
+	      quoted("e\033[31m", 0, "'e'$'\\033''[31m'") &&
+	      quoted("t\tb\x7f", 0, "'t'$'\\t''b'$'\\177'"),
+	      "quote_newline_escape_and_controls");
+	check(quoted("bad\xff\xfe", 1, "'bad'$'\\377\\376'"),
+	      "quote_invalid_bytes_octal");
+	if (setlocale(LC_CTYPE, "C.UTF-8") || setlocale(LC_CTYPE, "C.utf8")) {
+		check(quoted(euro, 0, euro) &&
+		      quoted("\xc2\x85", 0, "''$'\\302\\205'") &&
+		      quoted("\xe2\x82", 0, "''$'\\342\\202'"),
+		      "quote_utf8_locale_keeps_printable_characters");
+	} else {
+		check(1, "quote_utf8_locale_keeps_printable_characters # SKIP no C.UTF-8");
+	}
+	setlocale(LC_CTYPE, "C");
+	check(quoted(euro, 0, "''$'\\303\\251\\342\\202\\254'"),
+	      "quote_c_locale_escapes_non_ascii");
 }
 
 /* Run ./cowlink with ARGS, return its exit status and stderr. */
@@ -243,6 +286,7 @@ int main(void)
 	check(json("\xf4\x90\x80\x80", "\"\\udcf4\\udc90\\udc80\\udc80\""),
 	      "json_above_u10ffff_escaped");
 	check(json("\xe2\x82", "\"\\udce2\\udc82\""), "json_truncated_sequence_escaped");
+	quote_tests();
 
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
@@ -348,7 +392,7 @@ int main(void)
 	fclose(f);
 	snprintf(line, sizeof(line), "set --from=%s/rec", dir);
 	snprintf(want, sizeof(want),
-		 "cowlink: cannot set flag on '%s/a\nb': No such file or directory\n"
+		 "cowlink: cannot set flag on '%s/a'$'\\n''b': No such file or directory\n"
 		 "cowlink: %s/rec:3: not a 'cow PATH' or '--- PATH' record\n"
 		 "cowlink: cannot set flag on '%s/f': Inappropriate ioctl for device\n",
 		 dir, dir, dir);

@@ -10,13 +10,14 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "cowlink.h"
 #include "walk.h"
 
 static int walk_errors, walk_stopped;
 
 static void walk_warn(const char *what, const char *path, int err)
 {
-	fprintf(stderr, "cowlink: %s '%s': %s\n", what, path, strerror(err));
+	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path), strerror(err));
 	walk_errors++;
 }
 
@@ -51,8 +52,8 @@ static int walk_open_dir(struct walk_entry *e)
 	}
 	if (fstat(fd, &st) < 0 || !walk_same(&st, &e->st)) {
 		close(fd);
-		fprintf(stderr, "cowlink: '%s' changed during the walk, not entered\n",
-			e->path);
+		fprintf(stderr, "cowlink: %s changed during the walk, not entered\n",
+			quote(e->path));
 		walk_errors++;
 		return -1;
 	}
