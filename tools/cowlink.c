@@ -18,6 +18,7 @@
 #include <locale.h>
 #include <search.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -283,10 +284,6 @@ static int cmd_flag(int argc, char **argv)
 			flag_one(argv[i]);
 		else
 			walk_path(argv[i], &flag_ops);
-	}
-	if (fflush(stdout) == EOF) {
-		fprintf(stderr, "cowlink: write error: %s\n", strerror(errno));
-		failed = 1;
 	}
 	return failed;
 }
@@ -888,10 +885,6 @@ static int cmd_status(int argc, char **argv)
 	else
 		printf("files shared: %lu, names: %lu, bytes saved: %llu\n",
 		       st_files, st_names, st_saved);
-	if (fflush(stdout) == EOF) {
-		fprintf(stderr, "cowlink: write error: %s\n", strerror(errno));
-		failed = 1;
-	}
 	return failed;
 }
 
@@ -1073,10 +1066,8 @@ static int cmd_break(int argc, char **argv)
 	return failed;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-	/* Which bytes of a name are printable characters: see quote.c. */
-	setlocale(LC_CTYPE, "");
 	if (cowlink_parse(argc - 1, argv + 1, &args) < 0) {
 		fprintf(stderr, "cowlink: %s\n"
 			"Try 'cowlink --help' for more information.\n",
@@ -1105,4 +1096,37 @@ int main(int argc, char **argv)
 		break;
 	}
 	return 2;
+}
+
+/*
+ * Did what went to stdout get there?  As coreutils' close_stdout() asks:
+ * "cowlink --help >/dev/full" must fail, and a write error that stdio met
+ * early, then kept to itself, must not be lost.  Output never written to
+ * a closed stdout is no error.
+ */
+static int close_stdout(void)
+{
+	int pending = __fpending(stdout) != 0;
+	int prev_fail = ferror(stdout);
+	int fclose_fail = fclose(stdout) != 0;
+
+	if (!prev_fail && !(fclose_fail && (pending || errno != EBADF)))
+		return 0;
+	if (fclose_fail)
+		fprintf(stderr, "cowlink: write error: %s\n", strerror(errno));
+	else
+		fputs("cowlink: write error\n", stderr);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	/* Which bytes of a name are printable characters: see quote.c. */
+	setlocale(LC_CTYPE, "");
+	ret = run(argc, argv);
+	if (close_stdout() < 0 && !ret)
+		ret = 1;
+	return ret;
 }

@@ -321,6 +321,18 @@ int main(void)
 	check(run("--version", err, sizeof(err)) == 0, "cmd_version_exits_0");
 	check(run_out("--help", out, sizeof(out)) == 0 &&
 	      !strncmp(out, "Usage: cowlink COMMAND", 22), "cmd_help_exits_0");
+	for (i = 0; i < 3; i++) {
+		static const char *const full[][2] = {
+			{ "--help", "help" }, { "--version", "version" },
+			{ "status --help", "status_help" },
+		};
+
+		ok = run_to(full[i][0], err, sizeof(err), "2>&1 >/dev/full") == 1 &&
+		     !strcmp(err, "cowlink: write error: No space left on device\n");
+		snprintf(want, sizeof(want), "cmd_%s_to_dev_full_is_a_write_error_exit_1",
+			 full[i][1]);
+		check(ok, want);
+	}
 	check(run("frob x", err, sizeof(err)) == 2 &&
 	      !strcmp(err, "cowlink: unknown subcommand 'frob'\n"
 		      "Try 'cowlink --help' for more information.\n"),
