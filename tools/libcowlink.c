@@ -37,7 +37,9 @@ int cowlink_fset(int fd, int on)
  * Open PATH for the flag ioctls: regular files and directories only.
  * The type is checked before the open, which a device or FIFO would
  * answer with its own side effects, and again after it, on the inode
- * opened, in case the name was swapped in between.
+ * opened, in case the name was swapped in between (EAGAIN: the caller
+ * may try again).  A symlink is ELOOP, as open(O_NOFOLLOW) has it, so
+ * that a caller can tell it from a device or FIFO (EINVAL).
  */
 static int cowlink_open(const char *path)
 {
@@ -47,7 +49,7 @@ static int cowlink_open(const char *path)
 	if (lstat(path, &st) < 0)
 		return -1;
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		errno = EINVAL;
+		errno = S_ISLNK(st.st_mode) ? ELOOP : EINVAL;
 		return -1;
 	}
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |

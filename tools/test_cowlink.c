@@ -314,6 +314,13 @@ int main(void)
 	check(cowlink_set(path2, 1) == -1 && errno == EINVAL,
 	      "lib_set_on_fifo_is_einval");
 
+	snprintf(path2, sizeof(path2), "%s/sl", dir);
+	errno = 0;
+	check(symlink("f", path2) == 0 && cowlink_get(path2) == -1 &&
+	      errno == ELOOP, "lib_get_on_symlink_is_eloop_not_followed");
+	errno = 0;
+	check(cowlink_set(path2, 1) == -1 && errno == ELOOP,
+	      "lib_set_on_symlink_is_eloop");
 	errno = 0;
 	check(cowlink_mount_cow_all(dir) == -1 && errno == ENOTTY,
 	      "lib_mount_cow_all_off_cowlinkfs_is_enotty");
