@@ -90,49 +90,177 @@ static int open_entry(const struct walk_entry *e)
 	return fd;
 }
 
+/* The operand being worked on, from 1: what a message is "once per". */
+static unsigned int operand;
+
 static void walk_path(const char *path, const struct walk_ops *ops)
 {
+	operand++;
 	if (walk(path, ops))
 		failed = 1;
 }
 
+/*
+ * What is known of each filesystem met, by st_dev: asked once, not for
+ * every file of a walk.
+ */
+struct fsinfo {
+	dev_t dev;
+	int cowlinkfs;		/* f_type is cowlinkfs's */
+	int cow_all;		/* mounted cow=all; -1 until asked */
+	unsigned int told;	/* the operand last told it is not usable */
+};
+
+static struct fsinfo *fsinfos;
+static size_t n_fsinfos;
+
+static struct fsinfo *fs_find(dev_t dev)
+{
+	size_t i;
+
+	for (i = 0; i < n_fsinfos; i++)
+		if (fsinfos[i].dev == dev)
+			return &fsinfos[i];
+	return NULL;
+}
+
+/* The filesystem of @fd, whose stat is @st: NULL with errno if unknown. */
+static struct fsinfo *fs_of(int fd, const struct stat *st)
+{
+	struct fsinfo *fs = fs_find(st->st_dev);
+	struct statfs sfs;
+
+	if (fs)
+		return fs;
+	if (fstatfs(fd, &sfs) < 0)
+		return NULL;
+	fsinfos = xrealloc(fsinfos, ++n_fsinfos * sizeof(*fsinfos));
+	fs = &fsinfos[n_fsinfos - 1];
+	fs->dev = st->st_dev;
+	fs->cowlinkfs = sfs.f_type == COWLINKFS_SUPER_MAGIC;
+	fs->cow_all = -1;
+	fs->told = 0;
+	return fs;
+}
+
+/*
+ * Why the flag ioctls fail on @fs (ENOTTY): not cowlinkfs, or a module
+ * that does not know them, one older than this cowlink.  Said once per
+ * operand, not for every file of a walk: "cowlink: WHAT PATH: why".
+ */
+static void fs_refuses(struct fsinfo *fs, const char *what, const char *path)
+{
+	failed = 1;
+	if (fs->told == operand)
+		return;
+	fs->told = operand;
+	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path),
+		fs->cowlinkfs ? "the cowlinkfs module does not know this ioctl (older than cowlink?)" :
+				"not on a cowlinkfs mount");
+}
+
+/*
+ * Words for what has no flag, where strerror() would say "Invalid
+ * argument" or "Too many levels of symbolic links".
+ */
+static void type_error(const char *what, const char *path, mode_t mode)
+{
+	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path),
+		S_ISLNK(mode) ? "is a symlink (not followed)" :
+				"not a regular file or directory");
+	failed = 1;
+}
+
 /* get / set / clear */
 
-static void flag_one(const char *path)
+static const char *flag_what(void)
+{
+	return args.flag_op == FLAG_GET ? "cannot read flag of" :
+					  "cannot set flag on";
+}
+
+/* The flag ioctl of the subcommand on @fd: 0, or -1 with errno. */
+static int flag_fd(int fd, const char *path)
 {
 	int v;
 
-	if (args.flag_op == FLAG_GET) {
-		v = cowlink_get(path);
-		if (v < 0)
-			warn_path("cannot read flag of", path);
-		else
-			cowlink_put_record(stdout, v, path, args.null);
+	if (args.flag_op != FLAG_GET)
+		return cowlink_fset(fd, args.flag_op == FLAG_SET);
+	v = cowlink_fget(fd);
+	if (v >= 0)
+		cowlink_put_record(stdout, v, path, args.null);
+	return v < 0 ? -1 : 0;
+}
+
+/*
+ * The flag of an operand, without -R: opened as the library does (no
+ * symlink followed, a device or FIFO refused before its open), but by
+ * the CLI, which must know the filesystem for its message.
+ */
+static void flag_one(const char *path)
+{
+	struct fsinfo *fs;
+	struct stat st, fst;
+	int fd;
+
+	operand++;
+	if (lstat(path, &st) < 0) {
+		warn_path(flag_what(), path);
 		return;
 	}
-	if (cowlink_set(path, args.flag_op == FLAG_SET) < 0)
-		warn_path("cannot set flag on", path);
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		type_error(flag_what(), path, st.st_mode);
+		return;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
+		  O_CLOEXEC);
+	if (fd < 0) {
+		warn_path(flag_what(), path);
+		return;
+	}
+	if (fstat(fd, &fst) < 0 || !walk_same(&fst, &st)) {
+		fprintf(stderr, "cowlink: %s changed as it was opened, skipped\n",
+			quote(path));
+		failed = 1;
+	} else if (flag_fd(fd, path) < 0) {
+		fs = errno == ENOTTY ? fs_of(fd, &fst) : NULL;
+		if (fs)
+			fs_refuses(fs, flag_what(), path);
+		else
+			warn_path(flag_what(), path);
+	}
+	close(fd);
 }
 
 static enum walk_action flag_visit(struct walk_entry *e)
 {
-	int fd = e->fd, v;
+	struct fsinfo *fs = fs_find(e->st.st_dev);
+	int fd = e->fd;
 
 	/* Like chattr -R: the flag is for files and directories only. */
-	if (!S_ISREG(e->st.st_mode) && !S_ISDIR(e->st.st_mode))
+	if (!S_ISREG(e->st.st_mode) && !S_ISDIR(e->st.st_mode)) {
+		if (!e->level)
+			type_error(flag_what(), e->path, e->st.st_mode);
 		return WALK_CONTINUE;
+	}
+	/*
+	 * On a filesystem already found not to be cowlinkfs: said once, and
+	 * nothing opened, but walked into, for a cowlinkfs mounted below.
+	 */
+	if (fs && !fs->cowlinkfs) {
+		fs_refuses(fs, flag_what(), e->path);
+		return WALK_CONTINUE;
+	}
 	if (fd < 0)
 		fd = open_entry(e);
 	if (fd < 0)
 		return WALK_CONTINUE;
-	if (args.flag_op == FLAG_GET) {
-		v = cowlink_fget(fd);
-		if (v < 0)
-			warn_path("cannot read flag of", e->path);
+	if (flag_fd(fd, e->path) < 0) {
+		fs = errno == ENOTTY ? fs_of(fd, &e->st) : NULL;
+		if (fs)
+			fs_refuses(fs, flag_what(), e->path);
 		else
-			cowlink_put_record(stdout, v, e->path, args.null);
-	} else if (cowlink_fset(fd, args.flag_op == FLAG_SET) < 0) {
-		warn_path("cannot set flag on", e->path);
+			warn_path(flag_what(), e->path);
 	}
 	if (fd != e->fd)
 		close(fd);
@@ -199,23 +327,32 @@ static void open_path_error(const char *what, const char *path)
  */
 static void from_set(const char *path, int cow)
 {
+	const char *what = "cannot set flag on";
+	struct fsinfo *fs;
 	struct stat st;
-	int pfd, fd;
+	int pfd, fd = -1;
 
 	pfd = open_path(path, &st);
 	if (pfd < 0) {
-		open_path_error("cannot set flag on", path);
+		open_path_error(what, path);
 		return;
 	}
-	fd = -1;
+	fs = fs_find(st.st_dev);
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		errno = EINVAL;
-		warn_path("cannot set flag on", path);
+		type_error(what, path, st.st_mode);
+	} else if (fs && !fs->cowlinkfs) {
+		fs_refuses(fs, what, path);
 	} else {
 		fd = reopen(pfd, O_RDONLY);
-		if (fd < 0 || cowlink_fset(fd, cow) < 0)
-			warn_path("cannot set flag on", path);
+		if (fd >= 0 && cowlink_fset(fd, cow) == 0)
+			goto out;
+		fs = fd >= 0 && errno == ENOTTY ? fs_of(fd, &st) : NULL;
+		if (fs)
+			fs_refuses(fs, what, path);
+		else
+			warn_path(what, path);
 	}
+out:
 	if (fd >= 0)
 		close(fd);
 	close(pfd);
@@ -236,6 +373,8 @@ static int cmd_from(void)
 	FILE *f;
 	int cow;
 
+	/* FILE is the one operand: one message per filesystem in all. */
+	operand = 1;
 	f = strcmp(args.from, "-") ? fopen(args.from, "re") : stdin;
 	if (!f) {
 		warn_path("cannot open", args.from);
@@ -696,15 +835,19 @@ static int clone_check(const char *src, const char *dst, const char *parent)
 		warn_path("cannot clone", src);
 		return -1;
 	}
-	/* A missing parent is ENOENT, not "not on cowlinkfs". */
-	if (cowlink_is_cowlinkfs(src) == 1 && cowlink_is_cowlinkfs(parent) < 0) {
-		warn_path("cannot access", parent);
+	/* The words every subcommand has for it; a missing parent is ENOENT. */
+	if (cowlink_is_cowlinkfs(src) != 1) {
+		fprintf(stderr, "cowlink: cannot clone %s: not on a cowlinkfs mount\n",
+			quote(src));
 		return -1;
 	}
-	if (cowlink_is_cowlinkfs(src) != 1 ||
-	    cowlink_is_cowlinkfs(parent) != 1) {
-		fprintf(stderr, "cowlink: %s and %s must both be on a cowlinkfs mount\n",
-			quote_n(0, src), quote_n(1, parent));
+	switch (cowlink_is_cowlinkfs(parent)) {
+	case -1:
+		warn_path("cannot access", parent);
+		return -1;
+	case 0:
+		fprintf(stderr, "cowlink: cannot clone into %s: not on a cowlinkfs mount\n",
+			quote(dst));
 		return -1;
 	}
 	if (stat(parent, &ds) < 0) {
@@ -998,7 +1141,8 @@ static void break_one(const char *path)
 		goto out;
 	}
 	if (!S_ISREG(b.st.st_mode)) {
-		break_error(path, "not a regular file");
+		break_error(path, S_ISLNK(b.st.st_mode) ?
+			    "is a symlink (not followed)" : "not a regular file");
 		goto out;
 	}
 	/* Only the inode fstatat() saw, never one swapped in since. */

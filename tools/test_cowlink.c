@@ -165,6 +165,68 @@ static int run_out(const char *args, char *out, size_t len)
 	return run_to(args, out, len, "2>/dev/null");
 }
 
+/* Does ./cowlink ARGS (on DIR) exit 1 with the one message WANT? */
+static int says(const char *dir, const char *args, const char *want)
+{
+	char line[1024], msg[1024], err[4096];
+	int st;
+
+	snprintf(line, sizeof(line), args, dir, dir);
+	snprintf(msg, sizeof(msg), want, dir, dir);
+	st = run(line, err, sizeof(err));
+	if (st != 1 || strcmp(err, msg))
+		printf("# exit %d: %s", st, err);
+	return st == 1 && !strcmp(err, msg);
+}
+
+/*
+ * Off cowlinkfs the ioctls fail with ENOTTY: every subcommand says so in
+ * the same words, once per operand, not once per file of a walk.
+ */
+static void not_cowlinkfs_tests(const char *dir)
+{
+	check(!sh("mkdir -p %s/n/a/b && touch %s/n/1 %s/n/a/2 %s/n/a/b/3",
+		  dir, dir, dir, dir) && !sh("ln -s 1 %s/n/sl && mkfifo %s/n/p",
+					   dir, dir), "setup_foreign_tree");
+	check(says(dir, "get %s/f",
+		   "cowlink: cannot read flag of '%s/f': not on a cowlinkfs mount\n") &&
+	      says(dir, "set %s/f",
+		   "cowlink: cannot set flag on '%s/f': not on a cowlinkfs mount\n") &&
+	      says(dir, "clear %s",
+		   "cowlink: cannot set flag on '%s': not on a cowlinkfs mount\n"),
+	      "cmd_get_set_clear_say_not_on_cowlinkfs");
+	check(says(dir, "get -R %s/n",
+		   "cowlink: cannot read flag of '%s/n': not on a cowlinkfs mount\n") &&
+	      says(dir, "set -R %s/n",
+		   "cowlink: cannot set flag on '%s/n': not on a cowlinkfs mount\n") &&
+	      says(dir, "clear -R %s/n/a/2",
+		   "cowlink: cannot set flag on '%s/n/a/2': not on a cowlinkfs mount\n"),
+	      "cmd_walk_says_not_on_cowlinkfs_once");
+	check(says(dir, "get -R %s/n/a %s/n",
+		   "cowlink: cannot read flag of '%s/n/a': not on a cowlinkfs mount\n"
+		   "cowlink: cannot read flag of '%s/n': not on a cowlinkfs mount\n"),
+	      "cmd_walk_says_it_once_per_operand");
+	check(says(dir, "get %s/n/sl",
+		   "cowlink: cannot read flag of '%s/n/sl': is a symlink (not followed)\n") &&
+	      says(dir, "set -R %s/n/sl",
+		   "cowlink: cannot set flag on '%s/n/sl': is a symlink (not followed)\n") &&
+	      says(dir, "break %s/n/sl",
+		   "cowlink: cannot break '%s/n/sl': is a symlink (not followed)\n"),
+	      "cmd_symlink_operand_not_followed_in_words");
+	check(says(dir, "get %s/n/p",
+		   "cowlink: cannot read flag of '%s/n/p': not a regular file or directory\n") &&
+	      says(dir, "clear -R /dev/null",
+		   "cowlink: cannot set flag on '/dev/null': not a regular file or directory\n") &&
+	      !sh("printf 'cow %s/n/p\\n' >%s/n/rec", dir, dir) &&
+	      says(dir, "set --from=%s/n/rec",
+		   "cowlink: cannot set flag on '%s/n/p': not a regular file or directory\n"),
+	      "cmd_special_file_operand_in_words");
+	check(!sh("printf 'cow %s/n/1\\n--- %s/n/a/2\\n' >%s/n/rec", dir, dir, dir) &&
+	      says(dir, "set --from=%s/n/rec",
+		   "cowlink: cannot set flag on '%s/n/1': not on a cowlinkfs mount\n"),
+	      "cmd_set_from_says_not_on_cowlinkfs_once");
+}
+
 int main(void)
 {
 	static const char *const subcmds[] = {
@@ -366,10 +428,10 @@ int main(void)
 	      "cmd_missing_file_message_and_exit_1");
 	snprintf(line, sizeof(line), "clone --progress %s %s/copy", dir, dir);
 	snprintf(want, sizeof(want),
-		 "cowlink: '%s' and '%s' must both be on a cowlinkfs mount\n",
-		 dir, dir);
+		 "cowlink: cannot clone '%s': not on a cowlinkfs mount\n", dir);
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_clone_refuses_off_cowlinkfs");
+	not_cowlinkfs_tests(dir);
 
 	/* break: what it did, never "inode N -> N" */
 	snprintf(path2, sizeof(path2), "%s/f2", dir);
@@ -413,7 +475,7 @@ int main(void)
 	snprintf(want, sizeof(want),
 		 "cowlink: cannot set flag on '%s/a'$'\\n''b': No such file or directory\n"
 		 "cowlink: %s/rec:3: not a 'cow PATH' or '--- PATH' record\n"
-		 "cowlink: cannot set flag on '%s/f': Inappropriate ioctl for device\n",
+		 "cowlink: cannot set flag on '%s/f': not on a cowlinkfs mount\n",
 		 dir, dir, dir);
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_set_from_unescapes_and_names_bad_records");
@@ -424,7 +486,7 @@ int main(void)
 	fclose(f);
 	snprintf(line, sizeof(line), "set --from=- -0 <%s/rec0", dir);
 	snprintf(want, sizeof(want),
-		 "cowlink: cannot set flag on '%s/f': Inappropriate ioctl for device\n",
+		 "cowlink: cannot set flag on '%s/f': not on a cowlinkfs mount\n",
 		 dir);
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_set_from_stdin_null_records");
