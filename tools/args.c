@@ -91,9 +91,11 @@ static const char usage_clone[] =
 
 static const char usage_status[] =
 "Usage: cowlink status [OPTION]... PATH...\n"
-"List the regular files that share their inode with other names, then the\n"
-"totals: files shared, names seen, bytes a full copy would add.  A\n"
-"directory is walked whole, as du does.\n"
+"List the regular files that share their inode with other names, 'cow'\n"
+"before a cow link and '---' before a plain hard link (not COW: a write\n"
+"through one name changes every name), then the plain hard links' files\n"
+"and names, then the cow links': files shared, names seen, bytes a full\n"
+"copy would add.  A directory is walked whole, as du does.\n"
 "\n"
 "      --json           print one JSON object (its schema is in cowlink(1))\n"
 "  -R, -r, --recursive  accepted for compatibility: directories are always\n"

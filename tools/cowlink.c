@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <search.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
@@ -936,10 +937,16 @@ out:
 struct seen {
 	dev_t dev;
 	ino_t ino;
+	int cow;	/* status: 1, 0, or -1 if it could not be read */
+};
+
+/* Names and files of shared inodes, COW or not, met by status. */
+struct shared_count {
+	unsigned long files, names;
 };
 
 static void *seen_root;
-static unsigned long st_files, st_names;
+static struct shared_count st_cow, st_plain;
 static unsigned long long st_saved;
 static int st_first = 1;
 
@@ -960,57 +967,174 @@ static int seen_cmp(const void *a, const void *b)
  */
 static void *seen_dirs;
 
-static int seen_first(void **root, dev_t dev, ino_t ino)
+/* The node of (@dev, @ino) in @root; *@first if it was just made. */
+static struct seen *seen_get(void **root, dev_t dev, ino_t ino, int *first)
 {
-	struct seen key = { dev, ino }, *n;
+	struct seen key = { dev, ino, -1 }, *n, **found;
 
-	if (tfind(&key, root, seen_cmp))
-		return 0;
+	found = tfind(&key, root, seen_cmp);
+	*first = !found;
+	if (found)
+		return *found;
 	n = xrealloc(NULL, sizeof(*n));
 	*n = key;
 	if (!tsearch(n, root, seen_cmp)) {
 		fprintf(stderr, "cowlink: %s\n", strerror(ENOMEM));
 		exit(1);
 	}
-	return 1;
+	return n;
 }
 
-static void status_one(const char *path, const struct stat *st)
+static int seen_first(void **root, dev_t dev, ino_t ino)
 {
+	int first;
+
+	seen_get(root, dev, ino, &first);
+	return first;
+}
+
+/*
+ * The filesystem of what the walk met at @e, as fs_of(): for a directory
+ * by its fd, for another entry on a filesystem not met yet (an operand,
+ * a file bind-mounted) by an O_PATH fd, which opens nothing.
+ */
+static struct fsinfo *fs_of_entry(const struct walk_entry *e)
+{
+	struct fsinfo *fs = fs_find(e->st.st_dev);
+	struct stat st;
+	int fd;
+
+	if (fs || e->fd >= 0)
+		return fs ? fs : fs_of(e->fd, &e->st);
+	fd = openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && walk_same(&st, &e->st))
+		fs = fs_of(fd, &e->st);
+	close(fd);
+	return fs;
+}
+
+/*
+ * Is a write through the open file @fd copy-on-write: cowlinkfs, and a
+ * cow=all mount or the flag?  1, 0, or -1 with errno.  A mount whose mode
+ * cannot be read (its mountinfo is in another namespace) is taken for
+ * cow=flag: a file without the flag is then reported as not protected,
+ * never the other way round.
+ */
+static int fd_is_cow(int fd, struct fsinfo *fs)
+{
+	char proc[64];
+
+	if (!fs->cowlinkfs)
+		return 0;
+	if (fs->cow_all < 0) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		fs->cow_all = cowlink_mount_cow_all(proc) == 1;
+	}
+	return fs->cow_all ? 1 : cowlink_fget(fd);
+}
+
+/* The same for the regular file @e: after a message if it is -1. */
+static int entry_is_cow(struct walk_entry *e)
+{
+	struct fsinfo *fs = fs_find(e->st.st_dev);
+	int fd, cow;
+
+	if (fs && (!fs->cowlinkfs || fs->cow_all == 1))
+		return fs->cowlinkfs;
+	fd = open_entry(e);
+	if (fd < 0)
+		return -1;
+	fs = fs_of(fd, &e->st);
+	cow = fs ? fd_is_cow(fd, fs) : -1;
+	if (cow < 0 && fs && errno == ENOTTY)
+		fs_refuses(fs, "cannot read flag of", e->path);
+	else if (cow < 0)
+		warn_path("cannot read flag of", e->path);
+	close(fd);
+	return cow;
+}
+
+/*
+ * A name of a shared inode, counted as COW or not by the inode's flag: a
+ * plain hard link shares its data too, but a write through one name
+ * changes them all, and it must never be reported as a saving.
+ */
+static void status_one(struct walk_entry *e)
+{
+	const struct stat *st = &e->st;
+	struct shared_count *c;
+	struct seen *n;
+	int first;
+
 	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
 		return;
-	st_names++;
-	if (!seen_first(&seen_root, st->st_dev, st->st_ino))
+	n = seen_get(&seen_root, st->st_dev, st->st_ino, &first);
+	if (first)
+		n->cow = entry_is_cow(e);
+	if (n->cow < 0)
 		return;
-	st_files++;
+	c = n->cow ? &st_cow : &st_plain;
+	c->names++;
+	if (!first)
+		return;
+	c->files++;
 	/* A full copy would store these bytes once per link. */
-	st_saved += (unsigned long long)(st->st_nlink - 1) * st->st_blocks * 512;
+	if (n->cow)
+		st_saved += (unsigned long long)(st->st_nlink - 1) *
+			    st->st_blocks * 512;
 	if (args.json) {
 		printf("%s\n    {\"path\": ", st_first ? "" : ",");
-		cowlink_json_string(stdout, path);
-		printf(", \"links\": %lu, \"inode\": %lu, \"size\": %lld}",
-		       (unsigned long)st->st_nlink, (unsigned long)st->st_ino,
-		       (long long)st->st_size);
+		cowlink_json_string(stdout, e->path);
+		printf(", \"cow\": %s, \"links\": %ju, \"inode\": %ju, \"size\": %jd}",
+		       n->cow ? "true" : "false", (uintmax_t)st->st_nlink,
+		       (uintmax_t)st->st_ino, (intmax_t)st->st_size);
 		st_first = 0;
 	} else {
-		printf("%lu links  %s\n", (unsigned long)st->st_nlink,
-		       quote_name(path));
+		printf("%s %ju links  %s\n", n->cow ? "cow" : "---",
+		       (uintmax_t)st->st_nlink, quote_name(e->path));
 	}
+}
+
+/*
+ * status and du take what they are given, but do not follow a symlink
+ * operand, as du does not: say so, where it would otherwise count as
+ * nothing in silence.
+ */
+static int walk_refuses(const struct walk_entry *e)
+{
+	if (e->level || !S_ISLNK(e->st.st_mode))
+		return 0;
+	type_error("cannot walk", e->path, e->st.st_mode);
+	return 1;
 }
 
 static enum walk_action status_visit(struct walk_entry *e)
 {
+	struct fsinfo *fs;
+
+	if (walk_refuses(e))
+		return WALK_CONTINUE;
+	fs = fs_of_entry(e);
+	/* A note, not an error: the figures are right, and none is COW. */
+	if (fs && !fs->cowlinkfs && fs->told != operand) {
+		fs->told = operand;
+		fprintf(stderr, "cowlink: status of %s: not on a cowlinkfs mount (no link there is copy-on-write)\n",
+			quote(e->path));
+	}
 	if (S_ISDIR(e->st.st_mode))
 		return seen_first(&seen_dirs, e->st.st_dev, e->st.st_ino) ?
 		       WALK_CONTINUE : WALK_SKIP;
-	status_one(e->path, &e->st);
+	status_one(e);
 	return WALK_CONTINUE;
 }
 
 /*
  * A directory operand is walked whole, with or without -r, as du does:
  * the totals of a tree are the point, and zeros for a full tree would
- * be a wrong answer, not a short one.
+ * be a wrong answer, not a short one.  The last line is the COW links'
+ * own, as it was before plain hard links were told apart.
  */
 static int cmd_status(int argc, char **argv)
 {
@@ -1021,13 +1145,18 @@ static int cmd_status(int argc, char **argv)
 		printf("{\n  \"shared\": [");
 	for (i = 0; i < argc; i++)
 		walk_path(argv[i], &status_ops);
-	if (args.json)
+	if (args.json) {
 		printf("%s],\n  \"files_shared\": %lu,\n  \"names\": %lu,\n"
-		       "  \"bytes_saved\": %llu\n}\n", st_first ? "" : "\n  ",
-		       st_files, st_names, st_saved);
-	else
-		printf("files shared: %lu, names: %lu, bytes saved: %llu\n",
-		       st_files, st_names, st_saved);
+		       "  \"bytes_saved\": %llu,\n  \"unprotected_files\": %lu,\n"
+		       "  \"unprotected_names\": %lu\n}\n", st_first ? "" : "\n  ",
+		       st_cow.files, st_cow.names, st_saved, st_plain.files,
+		       st_plain.names);
+		return failed;
+	}
+	printf("unprotected hard links (not COW): files: %lu, names: %lu\n",
+	       st_plain.files, st_plain.names);
+	printf("files shared: %lu, names: %lu, bytes saved: %llu\n",
+	       st_cow.files, st_cow.names, st_saved);
 	return failed;
 }
 

@@ -456,11 +456,38 @@ int main(void)
 	      "setup_status_tree");
 	snprintf(line, sizeof(line), "status %s/s", dir);
 	check(run_out(line, out, sizeof(out)) == 0 &&
-	      strstr(out, "files shared: 2, names: 4, bytes saved: "),
+	      strstr(out, "unprotected hard links (not COW): files: 2, names: 4\n"
+		     "files shared: 0, names: 0, bytes saved: 0\n"),
 	      "cmd_status_walks_a_directory_without_r");
+	/* Off cowlinkfs no hard link is COW: never counted as saved. */
+	snprintf(want, sizeof(want),
+		 "cowlink: status of '%s/s': not on a cowlinkfs mount (no link there is copy-on-write)\n",
+		 dir);
+	check(run(line, err, sizeof(err)) == 0 && !strcmp(err, want),
+	      "cmd_status_notes_not_on_cowlinkfs_once_exit_0");
+	ok = run_out(line, out, sizeof(out)) == 0 &&
+	     strstr(out, "--- 2 links  ") &&
+	     (strstr(out, "/sub/bad'$'\\377'\n") ||
+	      strstr(out, "/sub/bad2'$'\\376'\n"));
+	check(ok, "cmd_status_lists_plain_links_apart_names_quoted");
+	snprintf(line, sizeof(line), "status %s/s/sub %s/s", dir, dir);
+	check(run(line, err, sizeof(err)) == 0 &&
+	      !strncmp(err, "cowlink: status of ", 19) &&
+	      strchr(err, '\n') && strchr(strchr(err, '\n') + 1, '\n') &&
+	      run_out(line, out, sizeof(out)) == 0 &&
+	      strstr(out, "(not COW): files: 2, names: 4\n"),
+	      "cmd_status_overlapping_operands_counted_once_noted_each");
+	snprintf(line, sizeof(line), "status %s/sl", dir);
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot walk '%s/sl': is a symlink (not followed)\n", dir);
+	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
+	      "cmd_status_symlink_operand_not_followed");
 	snprintf(line, sizeof(line), "status --json %s/s", dir);
 	ok = run_out(line, out, sizeof(out)) == 0 &&
-	     strstr(out, "\"files_shared\": 2,") &&
+	     strstr(out, "\"files_shared\": 0,") &&
+	     strstr(out, "\"bytes_saved\": 0,") &&
+	     strstr(out, "\"unprotected_files\": 2,\n  \"unprotected_names\": 4\n}") &&
+	     strstr(out, "\"cow\": false, \"links\": 2,") &&
 	     (strstr(out, "/bad\\udcff\"") || strstr(out, "/bad2\\udcfe\""));
 	for (p = out; ok && *p; p++)
 		ok = (unsigned char)*p < 0x80;
