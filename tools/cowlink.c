@@ -459,7 +459,8 @@ static void show_progress(int done)
 	rate = t > progress_start ? clone_count / (t - progress_start) : 0;
 	fprintf(stderr, "\rcowlink: %lu/%lu entries", clone_count, clone_total);
 	if (clone_total)
-		fprintf(stderr, " (%lu%%)", clone_count * 100 / clone_total);
+		fprintf(stderr, " (%llu%%)",
+			clone_count * 100ULL / clone_total);
 	fprintf(stderr, ", %.0f/s", rate);
 	if (done) {
 		fprintf(stderr, ", %.1f s\033[K\n", t - progress_start);
@@ -1311,9 +1312,9 @@ static void break_one(const char *path)
 	close(fd);
 	if (after.st_ino != b.st.st_ino) {
 		if (args.verbose)
-			printf("%s: inode %lu -> %lu\n", quote_name(path),
-			       (unsigned long)b.st.st_ino,
-			       (unsigned long)after.st_ino);
+			printf("%s: inode %ju -> %ju\n", quote_name(path),
+			       (uintmax_t)b.st.st_ino,
+			       (uintmax_t)after.st_ino);
 	} else if (after.st_nlink < 2) {
 		/* Its other names went away since the fstatat(). */
 		fprintf(stderr, "cowlink: %s: single link, nothing to break\n",
