@@ -33,6 +33,7 @@ static const char usage_main[] =
 "  clear [-R] PATH...               clear the COW flag\n"
 "  clone [-v] [--progress] SRC DST  clone the directory SRC as cow links\n"
 "  status [--json] PATH...          list what is still shared, walking trees\n"
+"  du PATH...                       bytes that deleting each PATH would free\n"
 "  break [-v] FILE...               give each FILE its own copy now\n"
 "\n"
 "  -h, --help     display this help and exit\n"
@@ -102,6 +103,16 @@ static const char usage_status[] =
 "                       walked\n"
 "  -h, --help           display this help and exit\n";
 
+static const char usage_du[] =
+"Usage: cowlink du [OPTION]... PATH...\n"
+"Print the bytes that deleting each PATH would free: the space allocated\n"
+"to the files and directories under it whose every name is under it.\n"
+"A file that also has a name outside PATH, such as a file of a clone that\n"
+"still shares its inode with the source, frees nothing.  'du -s -B1'\n"
+"prints the whole, in the same format.\n"
+"\n"
+"  -h, --help  display this help and exit\n";
+
 static const char usage_break[] =
 "Usage: cowlink break [OPTION]... FILE...\n"
 "Give each FILE, a cow link with other names, its own copy now, without\n"
@@ -126,6 +137,7 @@ static const struct {
 	{ "clear", CMD_FLAG, FLAG_CLEAR, O_REC, 1, 0, usage_clear },
 	{ "clone", CMD_CLONE, FLAG_GET, O_VERB | O_PROG, 2, 2, usage_clone },
 	{ "status", CMD_STATUS, FLAG_GET, O_REC | O_JSON, 1, 0, usage_status },
+	{ "du", CMD_DU, FLAG_GET, 0, 1, 0, usage_du },
 	{ "break", CMD_BREAK, FLAG_GET, O_VERB, 1, 0, usage_break },
 };
 

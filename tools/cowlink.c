@@ -1161,6 +1161,77 @@ static int cmd_status(int argc, char **argv)
 	return failed;
 }
 
+/* du */
+
+/* The names met of a multi-link inode, until they are all its names. */
+struct du_inode {
+	dev_t dev;
+	ino_t ino;
+	nlink_t met;
+};
+
+static void *du_inodes;
+static unsigned long long du_bytes;
+
+static int du_cmp(const void *a, const void *b)
+{
+	const struct du_inode *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Count @e's space once its last name is met: a directory and a file of
+ * one name at once, a file of several names when the walk has met them
+ * all.  A directory met twice (a bind mount inside the tree) counts once.
+ */
+static enum walk_action du_visit(struct walk_entry *e)
+{
+	struct du_inode key = { e->st.st_dev, e->st.st_ino, 0 }, *n, **found;
+	int dir = S_ISDIR(e->st.st_mode);
+
+	if (walk_refuses(e))
+		return WALK_CONTINUE;
+	if (!dir && e->st.st_nlink < 2) {
+		du_bytes += (unsigned long long)e->st.st_blocks * 512;
+		return WALK_CONTINUE;
+	}
+	found = tfind(&key, &du_inodes, du_cmp);
+	if (found && dir)
+		return WALK_SKIP;
+	n = found ? *found : xrealloc(NULL, sizeof(*n));
+	if (!found) {
+		*n = key;
+		if (!tsearch(n, &du_inodes, du_cmp)) {
+			fprintf(stderr, "cowlink: %s\n", strerror(ENOMEM));
+			exit(1);
+		}
+	}
+	if (dir || ++n->met == e->st.st_nlink)
+		du_bytes += (unsigned long long)e->st.st_blocks * 512;
+	return WALK_CONTINUE;
+}
+
+/* One line per operand, "BYTES<TAB>PATH", as du -s -B1 writes them. */
+static int cmd_du(int argc, char **argv)
+{
+	static const struct walk_ops du_ops = { .pre = du_visit };
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		du_bytes = 0;
+		walk_path(argv[i], &du_ops);
+		printf("%llu\t%s\n", du_bytes, quote_name(argv[i]));
+		tdestroy(du_inodes, free);
+		du_inodes = NULL;
+	}
+	return failed;
+}
+
 /* break */
 
 static void break_error(const char *path, const char *why)
@@ -1364,6 +1435,8 @@ static int run(int argc, char **argv)
 		return cmd_clone(args.argv);
 	case CMD_STATUS:
 		return cmd_status(args.argc, args.argv);
+	case CMD_DU:
+		return cmd_du(args.argc, args.argv);
 	case CMD_BREAK:
 		return cmd_break(args.argc, args.argv);
 	case CMD_NONE:

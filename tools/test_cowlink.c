@@ -227,10 +227,64 @@ static void not_cowlinkfs_tests(const char *dir)
 	      "cmd_set_from_says_not_on_cowlinkfs_once");
 }
 
+/* A number read from the output of the shell command FMT, or -1. */
+static long long sh_num(const char *fmt, const char *dir)
+{
+	char cmd[1024];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), fmt, dir, dir);
+	f = popen(cmd, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		pclose(f);
+	}
+	return v;
+}
+
+/*
+ * du: the bytes of the files whose every name is under the operand, with
+ * du -s -B1 (which counts each inode once) for the whole.
+ */
+static void du_tests(const char *dir)
+{
+	long long whole, c, got;
+
+	check(!sh("mkdir -p %s/d/t/sub %s/d/out", dir, dir) &&
+	      !sh("head -c 10000 /dev/urandom >%s/d/t/a", dir) &&
+	      !sh("head -c 20000 /dev/urandom >%s/d/t/b && ln %s/d/t/b %s/d/t/sub/b2",
+		  dir, dir, dir) &&
+	      !sh("head -c 30000 /dev/urandom >%s/d/t/c && ln %s/d/t/c %s/d/out/c2",
+		  dir, dir, dir), "setup_du_tree_links_in_and_out");
+	whole = sh_num("du -s -B1 %s/d/t", dir);
+	c = sh_num("stat -c %%b %s/d/t/c", dir) * 512;
+	got = sh_num("./cowlink du %s/d/t", dir);
+	if (got != whole - c)
+		printf("# du %lld, whole %lld, c %lld\n", got, whole, c);
+	check(whole > 0 && c > 0 && got == whole - c,
+	      "cmd_du_counts_what_has_no_name_outside");
+	check(sh_num("./cowlink du %s/d", dir) == sh_num("du -s -B1 %s/d", dir),
+	      "cmd_du_of_the_whole_is_du_s");
+	check(sh_num("./cowlink du %s/d/t/sub", dir) ==
+	      sh_num("stat -c %%b %s/d/t/sub", dir) * 512,
+	      "cmd_du_link_with_its_other_name_outside_frees_nothing");
+	check(sh_num("./cowlink du %s/d/t/c", dir) == 0 &&
+	      sh_num("./cowlink du %s/d/t/a", dir) ==
+	      sh_num("stat -c %%b %s/d/t/a", dir) * 512,
+	      "cmd_du_of_a_file_operand");
+	check(sh_num("./cowlink du %s/d/out %s/d/t | tail -n 1", dir) == whole - c,
+	      "cmd_du_operands_apart_not_summed_as_du_does");
+	check(says(dir, "du %s/sl",
+		   "cowlink: cannot walk '%s/sl': is a symlink (not followed)\n"),
+	      "cmd_du_symlink_operand_not_followed");
+}
+
 int main(void)
 {
 	static const char *const subcmds[] = {
-		"get", "set", "clear", "clone", "status", "break",
+		"get", "set", "clear", "clone", "status", "du", "break",
 	};
 	static const char utf8[] = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\x84";
 	static const char utf8_json[] = "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\x84\"";
@@ -322,6 +376,10 @@ int main(void)
 	      "parse_from_only_for_set");
 	check(parse("get -0 -R x", &a) == 0 && a.null && a.recursive,
 	      "parse_get_null");
+	check(parse("du a b", &a) == 0 && a.cmd == CMD_DU && a.argc == 2 &&
+	      parse("du -R a", &a) < 0 &&
+	      !strcmp(a.error, "invalid option '-R' for 'du'"),
+	      "parse_du_takes_operands_only");
 
 	check(record(1, "d/a", 0, "cow d/a\n"), "record_plain");
 	check(record(0, "d/a\nb", 0, "\\--- d/a\\nb\n"), "record_newline_escaped");
@@ -414,7 +472,7 @@ int main(void)
 	      !strcmp(err, "cowlink: unrecognized option '--frob'\n"
 		      "Try 'cowlink --help' for more information.\n"),
 	      "cmd_unknown_global_option_has_one_prefix");
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(subcmds); i++) {
 		snprintf(line, sizeof(line), "%s --help", subcmds[i]);
 		snprintf(want, sizeof(want), "Usage: cowlink %s ", subcmds[i]);
 		ok = run_out(line, out, sizeof(out)) == 0 &&
@@ -543,6 +601,7 @@ int main(void)
 	if (system(line))
 		fails++;
 
+	du_tests(dir);
 	snprintf(path2, sizeof(path2), "rm -rf %s", dir);
 	if (system(path2))
 		fails++;
