@@ -34,7 +34,7 @@ static const char usage_main[] =
 "  clone [-v] [--progress] SRC DST  clone the directory SRC as cow links\n"
 "  status [--json] PATH...          list what is still shared, walking trees\n"
 "  du PATH...                       bytes that deleting each PATH would free\n"
-"  break [-v] FILE...               give each FILE its own copy now\n"
+"  break [-R] [-v] FILE...          give each FILE its own copy now\n"
 "\n"
 "  -h, --help     display this help and exit\n"
 "  -V, --version  output version information and exit\n"
@@ -118,11 +118,15 @@ static const char usage_break[] =
 "Give each FILE, a cow link with other names, its own copy now, without\n"
 "writing to it.  Needs read and write permission on FILE.\n"
 "\n"
-"  -v, --verbose  print the old and the new inode number\n"
-"  -h, --help     display this help and exit\n"
+"  -R, -r, --recursive  break every cow link under each directory FILE,\n"
+"                       links between two names in it too (symlinks are\n"
+"                       not followed)\n"
+"  -v, --verbose        print the old and the new inode number\n"
+"  -h, --help           display this help and exit\n"
 "\n"
-"A FILE with a single link is left alone, with a note.  One not on a\n"
-"cowlinkfs mount, or not COW (no flag, on a cow=flag mount), is an error.\n";
+"A FILE with a single link is left alone, with a note (in silence under\n"
+"-R).  One not on a cowlinkfs mount, or not COW (no flag, on a cow=flag\n"
+"mount), is an error.\n";
 
 static const struct {
 	const char *name;
@@ -138,7 +142,7 @@ static const struct {
 	{ "clone", CMD_CLONE, FLAG_GET, O_VERB | O_PROG, 2, 2, usage_clone },
 	{ "status", CMD_STATUS, FLAG_GET, O_REC | O_JSON, 1, 0, usage_status },
 	{ "du", CMD_DU, FLAG_GET, 0, 1, 0, usage_du },
-	{ "break", CMD_BREAK, FLAG_GET, O_VERB, 1, 0, usage_break },
+	{ "break", CMD_BREAK, FLAG_GET, O_REC | O_VERB, 1, 0, usage_break },
 };
 
 #define N_CMDS ARRAY_SIZE(cmds)

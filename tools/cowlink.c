@@ -108,7 +108,8 @@ static void walk_path(const char *path, const struct walk_ops *ops)
 struct fsinfo {
 	dev_t dev;
 	int cowlinkfs;		/* f_type is cowlinkfs's */
-	int cow_all;		/* mounted cow=all; -1 until asked */
+	int cow_all_asked;
+	int cow_all;		/* mounted cow=all: 1, 0, -1 unknown */
 	unsigned int told;	/* the operand last told it is not usable */
 };
 
@@ -139,9 +140,28 @@ static struct fsinfo *fs_of(int fd, const struct stat *st)
 	fs = &fsinfos[n_fsinfos - 1];
 	fs->dev = st->st_dev;
 	fs->cowlinkfs = sfs.f_type == COWLINKFS_SUPER_MAGIC;
-	fs->cow_all = -1;
+	fs->cow_all_asked = 0;
 	fs->told = 0;
 	return fs;
+}
+
+/*
+ * Is @fs, of the open file @fd, mounted cow=all: 1, 0, or -1 with ENOENT
+ * if its mountinfo line cannot be found (/proc of another namespace).
+ * Asked once per filesystem, not per file.
+ */
+static int fs_cow_all(struct fsinfo *fs, int fd)
+{
+	char proc[64];
+
+	if (!fs->cow_all_asked) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		fs->cow_all = cowlink_mount_cow_all(proc);
+		fs->cow_all_asked = 1;
+	}
+	if (fs->cow_all < 0)
+		errno = ENOENT;
+	return fs->cow_all;
 }
 
 /*
@@ -1025,15 +1045,9 @@ static struct fsinfo *fs_of_entry(const struct walk_entry *e)
  */
 static int fd_is_cow(int fd, struct fsinfo *fs)
 {
-	char proc[64];
-
 	if (!fs->cowlinkfs)
 		return 0;
-	if (fs->cow_all < 0) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		fs->cow_all = cowlink_mount_cow_all(proc) == 1;
-	}
-	return fs->cow_all ? 1 : cowlink_fget(fd);
+	return fs_cow_all(fs, fd) == 1 ? 1 : cowlink_fget(fd);
 }
 
 /* The same for the regular file @e: after a message if it is -1. */
@@ -1042,7 +1056,7 @@ static int entry_is_cow(struct walk_entry *e)
 	struct fsinfo *fs = fs_find(e->st.st_dev);
 	int fd, cow;
 
-	if (fs && (!fs->cowlinkfs || fs->cow_all == 1))
+	if (fs && (!fs->cowlinkfs || (fs->cow_all_asked && fs->cow_all == 1)))
 		return fs->cowlinkfs;
 	fd = open_entry(e);
 	if (fd < 0)
@@ -1242,13 +1256,13 @@ static void break_error(const char *path, const char *why)
 
 /*
  * A name to break, reached once: its directory by path (following
- * symlinks, as any tool given a path does), then the name by that
- * directory's fd, and the file by an O_PATH fd of the inode checked.
- * Another user who swaps a directory on the path meanwhile changes
- * nothing: the directory is already open.
+ * symlinks, as any tool given a path does) or by the walk of -R, then the
+ * name by that directory's fd, and the file by an O_PATH fd of the inode
+ * checked.  Another user who swaps a directory on the path meanwhile
+ * changes nothing: the directory is already open.
  */
 struct break_name {
-	const char *path;	/* as given, for messages */
+	const char *path;	/* as given or walked, for messages */
 	int dfd;		/* its directory */
 	const char *base;	/* its name there */
 	int pfd;		/* O_PATH fd of the file checked */
@@ -1280,22 +1294,20 @@ static void break_fail(const char *path)
 
 /*
  * Is a write through @b copy-on-write: the flag, or a cow=all mount?
- * 1, 0, or -1 with errno.
+ * 1, 0, or -1 with errno (ENOENT: the mount's mode is unknown).
  */
-static int break_is_cow(const struct break_name *b)
+static int break_is_cow(const struct break_name *b, struct fsinfo *fs)
 {
-	char proc[64];
 	int fd, cow;
 
 	fd = break_open(b, O_RDONLY);
 	if (fd < 0)
 		return -1;
 	cow = cowlink_fget(fd);
+	if (cow == 0)
+		cow = fs_cow_all(fs, fd);
 	close(fd);
-	if (cow != 0)
-		return cow;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", b->pfd);
-	return cowlink_mount_cow_all(proc);
+	return cow;
 }
 
 /* Reach @path as struct break_name says: 0, or -1 with errno. */
@@ -1326,88 +1338,143 @@ static int break_reach(struct break_name *b, const char *path)
 	return b->pfd < 0 ? -1 : 0;
 }
 
-/*
- * Say what happened to each name, never "inode N -> N": cowlinkfs
- * breaks the link of an O_RDWR open at open, and of nothing else here.
- */
-static void break_one(const char *path)
+/* The open that breaks the link, and what it did. */
+static void break_now(const struct break_name *b, int cow)
 {
-	struct break_name b;
-	struct statfs sfs;
 	struct stat after;
-	int fd, cow;
+	int fd;
 
-	if (break_reach(&b, path) < 0) {
-		warn_path("cannot break", path);
-		goto out;
-	}
-	if (!S_ISREG(b.st.st_mode)) {
-		break_error(path, S_ISLNK(b.st.st_mode) ?
-			    "is a symlink (not followed)" : "not a regular file");
-		goto out;
-	}
-	/* Only the inode fstatat() saw, never one swapped in since. */
-	if (fstat(b.pfd, &after) < 0 || !walk_same(&after, &b.st)) {
-		break_error(path, "replaced during the break, not broken");
-		goto out;
-	}
-	if (fstatfs(b.pfd, &sfs) < 0) {
-		warn_path("cannot break", path);
-		goto out;
-	}
-	if (sfs.f_type != COWLINKFS_SUPER_MAGIC) {
-		break_error(path, "not on a cowlinkfs mount");
-		goto out;
-	}
-	if (b.st.st_nlink < 2) {
-		fprintf(stderr, "cowlink: %s: single link, nothing to break\n",
-			quote(path));
-		goto out;
-	}
-	cow = break_is_cow(&b);
-	if (cow < 0 && errno != ENOENT) {
-		break_fail(path);
-		goto out;
-	}
-	if (cow == 0) {
-		break_error(path, "not a cow link (COW flag not set)");
-		goto out;
-	}
-	fd = break_open(&b, O_RDWR);
+	fd = break_open(b, O_RDWR);
 	if (fd < 0 || fstat(fd, &after) < 0) {
-		break_fail(path);
+		break_fail(b->path);
 		if (fd >= 0)
 			close(fd);
-		goto out;
+		return;
 	}
 	close(fd);
-	if (after.st_ino != b.st.st_ino) {
+	if (after.st_ino != b->st.st_ino) {
 		if (args.verbose)
-			printf("%s: inode %ju -> %ju\n", quote_name(path),
-			       (uintmax_t)b.st.st_ino,
+			printf("%s: inode %ju -> %ju\n", quote_name(b->path),
+			       (uintmax_t)b->st.st_ino,
 			       (uintmax_t)after.st_ino);
 	} else if (after.st_nlink < 2) {
 		/* Its other names went away since the fstatat(). */
 		fprintf(stderr, "cowlink: %s: single link, nothing to break\n",
-			quote(path));
+			quote(b->path));
 	} else {
 		/* cow < 0: the mount's mode was unknown, and is "flag". */
-		break_error(path, cow < 0 ? "not a cow link (COW flag not set)" :
+		break_error(b->path, cow < 0 ? "not a cow link (COW flag not set)" :
 			    "link not broken");
 	}
-out:
+}
+
+/*
+ * Break the regular file @b: say what happened to each name, never
+ * "inode N -> N": cowlinkfs breaks the link of an O_RDWR open at open,
+ * and of nothing else here.  A file of one name is a note for an
+ * operand, and no news in a walk (@walked).
+ */
+static void break_file(const struct break_name *b, int walked)
+{
+	struct fsinfo *fs;
+	struct stat after;
+	int cow;
+
+	/* Only the inode fstatat() saw, never one swapped in since. */
+	if (fstat(b->pfd, &after) < 0 || !walk_same(&after, &b->st)) {
+		break_error(b->path, "replaced during the break, not broken");
+		return;
+	}
+	fs = fs_of(b->pfd, &b->st);
+	if (!fs) {
+		warn_path("cannot break", b->path);
+		return;
+	}
+	if (!fs->cowlinkfs) {
+		fs_refuses(fs, "cannot break", b->path);
+		return;
+	}
+	if (b->st.st_nlink < 2) {
+		if (!walked)
+			fprintf(stderr, "cowlink: %s: single link, nothing to break\n",
+				quote(b->path));
+		return;
+	}
+	cow = break_is_cow(b, fs);
+	if (cow < 0 && errno != ENOENT)
+		break_fail(b->path);
+	else if (cow == 0)
+		break_error(b->path, "not a cow link (COW flag not set)");
+	else
+		break_now(b, cow);
+}
+
+static const char *const not_breakable[] = {
+	"not a regular file", "is a symlink (not followed)",
+};
+
+static void break_one(const char *path)
+{
+	struct break_name b;
+
+	operand++;
+	if (break_reach(&b, path) < 0)
+		warn_path("cannot break", path);
+	else if (!S_ISREG(b.st.st_mode))
+		break_error(path, not_breakable[S_ISLNK(b.st.st_mode)]);
+	else
+		break_file(&b, 0);
 	if (b.pfd >= 0)
 		close(b.pfd);
 	if (b.dfd >= 0)
 		close(b.dfd);
 }
 
+/*
+ * break -R: every cow link under a directory, by the walk's directory
+ * fds.  Hard links between two names inside the tree are broken too:
+ * each name gets its own copy, which is what -R asks for.
+ */
+static enum walk_action break_visit(struct walk_entry *e)
+{
+	struct break_name b = {
+		.path = e->path, .dfd = e->dirfd, .base = e->name,
+		.st = e->st, .pfd = -1,
+	};
+	struct fsinfo *fs = fs_of_entry(e);
+
+	if (!e->level && !S_ISREG(e->st.st_mode) && !S_ISDIR(e->st.st_mode)) {
+		break_error(e->path, not_breakable[S_ISLNK(e->st.st_mode)]);
+		return WALK_CONTINUE;
+	}
+	/* Said once; walked on, for a cowlinkfs mounted below. */
+	if (fs && !fs->cowlinkfs) {
+		fs_refuses(fs, "cannot break", e->path);
+		return WALK_CONTINUE;
+	}
+	if (!S_ISREG(e->st.st_mode) || (e->level && e->st.st_nlink < 2))
+		return WALK_CONTINUE;
+	b.pfd = openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (b.pfd < 0) {
+		warn_path("cannot break", e->path);
+		return WALK_CONTINUE;
+	}
+	break_file(&b, e->level > 0);
+	close(b.pfd);
+	return WALK_CONTINUE;
+}
+
 static int cmd_break(int argc, char **argv)
 {
+	static const struct walk_ops break_ops = { .pre = break_visit };
 	int i;
 
-	for (i = 0; i < argc; i++)
-		break_one(argv[i]);
+	for (i = 0; i < argc; i++) {
+		if (args.recursive)
+			walk_path(argv[i], &break_ops);
+		else
+			break_one(argv[i]);
+	}
 	return failed;
 }
 

@@ -202,6 +202,14 @@ static void not_cowlinkfs_tests(const char *dir)
 	      says(dir, "clear -R %s/n/a/2",
 		   "cowlink: cannot set flag on '%s/n/a/2': not on a cowlinkfs mount\n"),
 	      "cmd_walk_says_not_on_cowlinkfs_once");
+	check(says(dir, "break -R -v %s/n",
+		   "cowlink: cannot break '%s/n': not on a cowlinkfs mount\n") &&
+	      !sh("ln %s/n/1 %s/n/a/1b", dir, dir) &&
+	      says(dir, "break -R %s/n/a/b/3",
+		   "cowlink: cannot break '%s/n/a/b/3': not on a cowlinkfs mount\n") &&
+	      says(dir, "break -R %s/n/p",
+		   "cowlink: cannot break '%s/n/p': not a regular file\n"),
+	      "cmd_break_recursive_says_not_on_cowlinkfs_once");
 	check(says(dir, "get -R %s/n/a %s/n",
 		   "cowlink: cannot read flag of '%s/n/a': not on a cowlinkfs mount\n"
 		   "cowlink: cannot read flag of '%s/n': not on a cowlinkfs mount\n"),
@@ -317,8 +325,8 @@ int main(void)
 	check(parse("frob x", &a) < 0 &&
 	      !strcmp(a.error, "unknown subcommand 'frob'"),
 	      "parse_unknown_subcommand_names_it");
-	check(parse("break -R x", &a) < 0 &&
-	      !strcmp(a.error, "invalid option '-R' for 'break'"),
+	check(parse("clone -R x y", &a) < 0 &&
+	      !strcmp(a.error, "invalid option '-R' for 'clone'"),
 	      "parse_option_of_another_subcommand_names_it");
 	check(parse("break --json x", &a) < 0 &&
 	      !strcmp(a.error, "invalid option '--json' for 'break'"),
@@ -376,6 +384,8 @@ int main(void)
 	      "parse_from_only_for_set");
 	check(parse("get -0 -R x", &a) == 0 && a.null && a.recursive,
 	      "parse_get_null");
+	check(parse("break -R -v x", &a) == 0 && a.cmd == CMD_BREAK &&
+	      a.recursive && a.verbose, "parse_break_recursive");
 	check(parse("du a b", &a) == 0 && a.cmd == CMD_DU && a.argc == 2 &&
 	      parse("du -R a", &a) < 0 &&
 	      !strcmp(a.error, "invalid option '-R' for 'du'"),
