@@ -171,13 +171,15 @@ static int fs_cow_all(struct fsinfo *fs, int fd)
  */
 static void fs_refuses(struct fsinfo *fs, const char *what, const char *path)
 {
+	static const char old_module[] =
+		"the cowlinkfs module does not know this ioctl (older than cowlink?)";
+
 	failed = 1;
 	if (fs->told == operand)
 		return;
 	fs->told = operand;
 	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path),
-		fs->cowlinkfs ? "the cowlinkfs module does not know this ioctl (older than cowlink?)" :
-				"not on a cowlinkfs mount");
+		fs->cowlinkfs ? old_module : "not on a cowlinkfs mount");
 }
 
 /*

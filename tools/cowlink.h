@@ -13,6 +13,7 @@
 enum cowlink_cmd {
 	CMD_NONE, CMD_FLAG, CMD_CLONE, CMD_STATUS, CMD_DU, CMD_BREAK,
 };
+
 enum cowlink_flag_op { FLAG_GET, FLAG_SET, FLAG_CLEAR };
 
 struct cowlink_args {
