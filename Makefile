@@ -114,7 +114,7 @@ check:
 
 unit:
 	$(MAKE) -C tools clean
-	$(MAKE) -C tools unit
+	$(MAKE) -C tools WERROR=1 unit
 	$(MAKE) -C tools clean
 
 # Static binaries for the guest: test helpers and the cowlink tool, each
@@ -129,7 +129,7 @@ $(CROSS_OUT)/%: tests/helpers/%.c $(CROSS_DEPS)
 $(CROSS_OUT)/cowlink: $(wildcard tools/*.[ch]) tools/Makefile $(CROSS_DEPS)
 	@mkdir -p $(CROSS_OUT)
 	$(MAKE) -C tools clean
-	$(MAKE) -C tools CC=$(CROSS_CC) AR=$(CROSS_COMPILE)ar LDFLAGS=-static cowlink
+	$(MAKE) -C tools CC=$(CROSS_CC) AR=$(CROSS_COMPILE)ar LDFLAGS=-static WERROR=1 cowlink
 	cp tools/cowlink $@
 	$(MAKE) -C tools clean
 

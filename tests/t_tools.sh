@@ -32,7 +32,7 @@ test_get_set_errors_and_exit_status() {
 	check_eq "$rc" 2 "usage error exit status"
 	mkdir -p /tmp/plain
 	err=$(cowlink get /tmp/plain 2>&1) && fail "get on tmpfs succeeded"
-	check_eq "$err" "cowlink: cannot read flag of '/tmp/plain': Inappropriate ioctl for device" "off cowlinkfs"
+	check_eq "$err" "cowlink: cannot read flag of '/tmp/plain': not on a cowlinkfs mount" "off cowlinkfs"
 }
 
 test_set_recursive_on_deep_tree() {
@@ -79,10 +79,10 @@ test_clone_copies_tree_shape_and_metadata() {
 test_clone_refuses_other_filesystems() {
 	mkdir -p /tmp/src
 	err=$(cowlink clone /tmp/src $M/x 2>&1) && fail "clone from tmpfs succeeded"
-	check_eq "$err" "cowlink: '/tmp/src' and '$M' must both be on a cowlinkfs mount" "message"
+	check_eq "$err" "cowlink: cannot clone '/tmp/src': not on a cowlinkfs mount" "message"
 	mkdir $M/s
 	err=$(cowlink clone $M/s /tmp/dst 2>&1) && fail "clone to tmpfs succeeded"
-	case "$err" in *"must both be on a cowlinkfs mount"*) ;; *) fail "$err" ;; esac
+	case "$err" in *"cannot clone into '/tmp/dst': not on a cowlinkfs mount"*) ;; *) fail "$err" ;; esac
 }
 
 test_clone_refuses_two_mounts() {
@@ -220,6 +220,7 @@ test_break_needs_read_and_write_permission_not_ownership() {
 }
 
 test_status_walks_a_directory_without_r() {
+	cowlink set "$M"
 	mkdir -p "$M"/t/sub
 	printf x >"$M"/t/sub/a
 	ln "$M"/t/sub/a "$M"/t/b
@@ -230,12 +231,12 @@ test_status_walks_a_directory_without_r() {
 }
 
 test_usage_errors_name_the_word_and_exit_2() {
-	if "$(command -v cowlink)" break -R "$M"/x 2>/tmp/err; then
+	if "$(command -v cowlink)" clone -R "$M"/x 2>/tmp/err; then
 		fail "exit 0 for an option of another subcommand"
 	else
 		check_eq $? 2 "exit status"
 	fi
-	check_eq "$(cat /tmp/err)" "cowlink: invalid option '-R' for 'break'
+	check_eq "$(cat /tmp/err)" "cowlink: invalid option '-R' for 'clone'
 Try 'cowlink --help' for more information." "message, one prefix when run by path"
 	err=$(cowlink frob 2>&1) && fail "unknown subcommand accepted"
 	check_eq "$err" "cowlink: unknown subcommand 'frob'
@@ -506,6 +507,7 @@ test_clone_refuses_a_dst_on_a_bind_mount_of_src() {
 }
 
 test_status_counts_a_name_once_when_operands_overlap() {
+	cowlink set "$M"
 	mkdir -p "$M"/t/sub
 	printf x >"$M"/t/sub/a
 	ln "$M"/t/sub/a "$M"/t/b
@@ -530,4 +532,55 @@ test_set_from_follows_no_symlink_and_opens_no_fifo() {
 	check_eq "$err" "cowlink: cannot set flag on 'link/f': a symlink on its path (set --from follows none)
 cowlink: cannot set flag on 'p': Invalid argument" "messages"
 	check_try 1 getcow "$M"/r/real/f
+}
+
+# status counts COW links apart from plain hard links, which a cow=flag
+# mount does not protect; with cow=all every link is COW.
+test_status_tells_cow_links_from_plain_hard_links() {
+	mkdir "$M"/t
+	printf x >"$M"/t/p
+	ln "$M"/t/p "$M"/t/p2
+	cowlink set "$M"/t
+	printf y >"$M"/t/c
+	ln "$M"/t/c "$M"/t/c2
+	out=$(cowlink status "$M"/t 2>/tmp/err)
+	check_eq "$(printf '%s\n' "$out" | tail -n 2)" "unprotected hard links (not COW): files: 1, names: 2
+files shared: 1, names: 2, bytes saved: $(($(blocks "$M"/t/c) * 512))" "totals"
+	check_eq "$(cat /tmp/err)" "" "no note on cowlinkfs"
+	mount -o remount,cow=all "$M"
+	cowlink status --json "$M"/t | grep -q '"files_shared": 2,' ||
+		fail "cow=all: $(cowlink status --json "$M"/t)"
+}
+
+# du of a clone: what deleting it would free; break -R gives every
+# multi-link file of a tree its own copy.
+test_break_recursive_and_du_of_a_clone() {
+	cowlink set "$M"
+	mkdir -p "$M"/s/d
+	head -c 65536 /dev/urandom >"$M"/s/a
+	printf b >"$M"/s/d/b
+	printf c >"$M"/s/one
+	cowlink clone "$M"/s "$M"/c
+	rm "$M"/s/one
+	d=$((($(blocks "$M"/c) + $(blocks "$M"/c/d) + $(blocks "$M"/c/one)) * 512))
+	check_eq "$(cowlink du "$M"/c | cut -f1)" "$d" "clone frees its dirs and its own file"
+	out=$(cowlink break -R -v "$M"/c 2>/tmp/err) || fail "break -R: exit $?"
+	check_eq "$(cat /tmp/err)" "" "single links in silence"
+	check_eq "$(printf '%s\n' "$out" | wc -l)" 2 "a and d/b broken"
+	check_eq "$(nlink "$M"/s/a)" 1 "source alone"
+	check_eq "$(cowlink du "$M"/c | cut -f1)" "$(du -s -B1 "$M"/c | cut -f1)" "shares nothing"
+}
+
+# A multi-link file whose flag status cannot read is an error, not a
+# guess.
+test_status_unreadable_file_is_an_error() {
+	cowlink set "$M"
+	printf x >"$M"/u
+	chmod 600 "$M"/u
+	ln "$M"/u "$M"/u2
+	err=$(as_user cowlink status "$M" 2>&1 >/dev/null) && fail "exit 0"
+	case $err in
+	*"cannot read flag of '$M/u"*"Permission denied"*) ;;
+	*) fail "$err" ;;
+	esac
 }

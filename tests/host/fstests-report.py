@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
 """Compare the fstests sections of a make fstests run.
 
-Usage: fstests-report.py RESULTS KNOWN OUT
+Usage: fstests-report.py RESULTS KNOWN OUT [TAP]
 
 RESULTS is the guest's results/fstests directory (local.config, and per
 section SECTION.out, results/SECTION/result.xml, SECTION.fsck-rc); KNOWN is
 tests/fstests/known (lines "TEST MODE REASON": a documented difference of
-cowlinkfs in MODE, flag or all).  Writes OUT/report.txt and OUT/report.csv,
+cowlinkfs in MODE, flag, all or any; TEST "notrun:WORD" stands for every
+test fstests did not run through cowlinkfs with WORD in its reason).  Writes OUT/report.txt and OUT/report.csv,
 prints the summary, and lists as regressions the tests that pass on the
 bare lower but fail or never ran through cowlinkfs and are not known (those
 notrun through cowlinkfs are listed apart, with fstests' reason).  Exits 1
-when there is a regression, a section without results or without a bare
-section to compare with, or an unclean lower fs.
+when there is a regression or such a notrun (a difference the rst does
+not explain yet), a section without results, or an unclean lower fs.
+A cowlinkfs section without the bare section of its lower in the run is
+held to "every test passes".  With TAP, also writes
+one TAP line per test of each cowlinkfs section there (as make test's
+fstests leg is judged): ok when it passes, or does not pass on the bare
+lower either, or is a documented difference (both "# SKIP" with the
+reason); not ok for a regression, and for each problem.
 """
 import csv
 import os
@@ -68,6 +75,18 @@ def known_of(path):
     return out
 
 
+def known_why(known, test, mode, state, reason):
+    """The documented reason a test does not pass through cowlinkfs, if any."""
+    for (k, kmode), why in known.items():
+        if kmode not in (mode, "any"):
+            continue
+        if k == test:
+            return why
+        if k.startswith("notrun:") and state == "notrun" and k[7:] in reason:
+            return why
+    return None
+
+
 def main():
     results, known_path, out = sys.argv[1:4]
     os.makedirs(out, exist_ok=True)
@@ -99,28 +118,41 @@ def main():
         lines.append(f"{sec:28} {n['pass'] + n['fail']:5} {n['pass']:5} {n['fail']:5} "
                      f"{n['notrun']:6}")
     notrun = []
+    tap = []
     for sec in secs:
         lower, mode = lower_and_mode(sec)
         if mode == "bare":
             continue
-        if lower not in by:
-            bad.append(f"{sec}: no bare {lower} section to compare with")
-            continue
-        base = by[lower]
+        if lower in by:
+            base = by[lower]
+        else:
+            # No baseline in this run (make test's smoke list, chosen
+            # among tests that pass on the bare lower): every test must pass.
+            base = {t: ("pass", "") for t in by[sec]}
+            lines.append(f"{sec}: no bare {lower} section, every test expected to pass")
         for test in sorted(set(base) | set(by[sec])):
             bstate, breason = base.get(test, ("-", ""))
             state, reason = by[sec].get(test, ("missing", "never reached"))
             rows.append([lower, mode, test, bstate, state, reason or breason])
-            if bstate != "pass" or state == "pass":
+            name = f"fstests/{lower}/{mode}/{test}"
+            if state == "pass":
+                tap.append(f"ok {name}")
                 continue
-            why = known.get((test, mode))
+            if bstate != "pass":
+                tap.append(f"ok {name} # SKIP {state}, and {bstate} on the bare lower")
+                continue
+            why = known_why(known, test, mode, state, reason)
+            short = " ".join(reason.split())[:100]
             if why:
                 knownhit.append(f"{lower} {mode} {test}: {state} ({why})")
+                tap.append(f"ok {name} # SKIP documented: {why}")
             elif state == "notrun":
-                notrun.append(f"{lower} {mode} {test}: {reason.strip()[:100]}")
+                notrun.append(f"{lower} {mode} {test}: {short}")
+                tap.append(f"not ok {name}\n# notrun through cowlinkfs only: {short}")
             else:
-                regress.append(f"{lower} {mode} {test}: {state} through cowlinkfs"
-                               f" ({reason.strip()[:100]})")
+                regress.append(f"{lower} {mode} {test}: {state} through cowlinkfs ({short})")
+                tap.append(f"not ok {name}\n# {state} through cowlinkfs, passes on the"
+                           f" bare lower: {short}")
     lines.append("")
     lines.append(f"pass on the bare lower, not through cowlinkfs, documented: {len(knownhit)}")
     lines += ["  " + k for k in knownhit]
@@ -138,7 +170,14 @@ def main():
         w.writerow(["lower", "mode", "test", "bare", "cowlinkfs", "reason"])
         w.writerows(rows)
     print("\n".join(lines))
-    return 1 if regress or bad else 0
+    if len(sys.argv) > 4:
+        tap += [f"not ok fstests/problem\n# {b}" for b in bad]
+        with open(sys.argv[4], "w") as f:
+            f.write(f"TAP version 13\n1..{len(tap)}\n")
+            for i, t in enumerate(tap, 1):
+                word, rest = ("not ok", t[7:]) if t.startswith("not ok") else ("ok", t[3:])
+                f.write(f"{word} {i} {rest}\n")
+    return 1 if regress or notrun or bad else 0
 
 
 if __name__ == "__main__":
