@@ -44,6 +44,10 @@ report shellcheck_finds_no_warning_in_the_scripts "$out"
 say "check: every test function runs on some lower, and only on known ones" >&2
 known=" $(cat "$top/tests/lowers") "
 out=$(for f in "$top"/tests/t_*.sh; do
+	# a directive plan.awk does not take would be dropped without a word
+	grep -nE '^# (lowers|serial|lock|owns|matrix)' "$f" |
+		grep -vE '^[0-9]+:# (lowers: [a-z0-9 ]+|serial|owns-lower|lock: [a-z0-9-]+|matrix: (core|every))$' |
+		sed "s|^|${f##*/}: malformed directive at line |"
 	awk -f "$top/tests/plan.awk" "$f" | while IFS="	" read -r fn on _; do
 		[ -n "$on" ] || echo "${f##*/}: $fn runs on no lower"
 		for w in $on; do

@@ -60,11 +60,11 @@ result() {
 # workers share the log, so neither clears it) into /tmp/dmesg.log; fails
 # when one of them is a splat
 kernel_log() {
-	dmesg | awk -v a="$1" -v b="$2" -v re="$splat" '{
+	dmesg | re=$splat awk -v a="$1" -v b="$2" '{
 		t = substr($0, 2, index($0, "]") - 2) + 0
 		if (t >= a && t <= b) {
 			print
-			if ($0 ~ re)
+			if ($0 ~ ENVIRON["re"])
 				bad = 1
 		}
 	}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare the fstests sections of a make fstests run.
 
-Usage: fstests-report.py RESULTS KNOWN OUT [TAP]
+Usage: fstests-report.py RESULTS KNOWN OUT [TAP [EXPECTED]]
 
 RESULTS is the guest's results/fstests directory (local.config, and per
 section SECTION.out, results/SECTION/result.xml, SECTION.fsck-rc); KNOWN is
@@ -14,7 +14,9 @@ notrun through cowlinkfs are listed apart, with fstests' reason).  Exits 1
 when there is a regression or such a notrun (a difference the rst does
 not explain yet), a section without results, or an unclean lower fs.
 A cowlinkfs section without the bare section of its lower in the run is
-held to "every test passes".  With TAP, also writes
+held to "every test passes": every test it ran, and every test named in
+EXPECTED (a list like tests/fstests/smoke, a test per line), which it
+may not leave out.  With TAP, also writes
 one TAP line per test of each cowlinkfs section there (as make test's
 fstests leg is judged): ok when it passes, or does not pass on the bare
 lower either, or is a documented difference (both "# SKIP" with the
@@ -91,6 +93,10 @@ def main():
     results, known_path, out = sys.argv[1:4]
     os.makedirs(out, exist_ok=True)
     known = known_of(known_path)
+    expected = []
+    if len(sys.argv) > 5:
+        with open(sys.argv[5]) as f:
+            expected = [ln.split()[0] for ln in f if ln.strip() and not ln.startswith("#")]
     if not os.path.exists(os.path.join(results, "local.config")):
         print(f"problem: no results in {results}: the guest never ran fstests")
         return 1
@@ -128,7 +134,7 @@ def main():
         else:
             # No baseline in this run (make test's smoke list, chosen
             # among tests that pass on the bare lower): every test must pass.
-            base = {t: ("pass", "") for t in by[sec]}
+            base = {t: ("pass", "") for t in list(by[sec]) + expected}
             lines.append(f"{sec}: no bare {lower} section, every test expected to pass")
         for test in sorted(set(base) | set(by[sec])):
             bstate, breason = base.get(test, ("-", ""))
