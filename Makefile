@@ -3,6 +3,9 @@
 # cowlinkfs: top-level targets.  The kernel tree, built kernel and guest
 # rootfs live in $(COWLINKFS_CACHE) (default ~/.cache/cowlinkfs).
 #
+#   make           the tools (cowlink, libcowlink) and, where the running
+#                  kernel's build tree or KDIR is there, the module
+#   make help      this text
 #   make test      build everything needed and run the whole suite in the guest
 #                  (ARCH=x86_64: the x86_64 guest)
 #                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only,
@@ -19,15 +22,17 @@
 #                  profiler during the tree workloads, bare and through us
 #   make demo      boot the guest and show cowlinkfs at work
 #   make shell     boot the guest to an interactive shell, everything mounted
-#   make check     checkpatch --strict and sparse on the module
+#   make check     the lints: checkpatch --strict, sparse and W=1 on the
+#                  module, shellcheck on the scripts, the tests' directives
 #   make unit      host-side unit tests of tools/
 #
 # Building and installing (see README.md, "Install"):
 #
 #   make module [KDIR=...]           build fs/cowlinkfs/cowlinkfs.ko against a
-#                                    6.1 kernel build tree (default: the guest
+#                                    6.1 kernel build tree (default: the
+#                                    running kernel's; KDIR=guest: the guest
 #                                    kernel of the cache)
-#   make modules_install KDIR=...    install it under /lib/modules/KVER/updates
+#   make modules_install [KDIR=...]  install it under /lib/modules/KVER/updates
 #                                    (INSTALL_MOD_PATH=... for a staging root)
 #   make install [PREFIX=/usr/local] cowlink, libcowlink, headers, man pages,
 #                                    bash completion (DESTDIR, BINDIR, LIBDIR,
@@ -57,8 +62,19 @@ MODULE_FILES := $(filter-out %.mod.c,$(wildcard fs/cowlinkfs/*.[ch])) \
 
 HELPERS := $(patsubst tests/helpers/%.c,%,$(wildcard tests/helpers/*.c))
 
-.PHONY: test fstests soak bench profile demo shell module modules_install install dkms-source \
-	deb installcheck check unit cross clean
+.PHONY: all help tools test fstests soak bench profile demo shell module modules_install \
+	install dkms-source deb installcheck check unit cross clean
+
+# The running kernel's build tree, unless KDIR names another (or "guest").
+KDIR ?= /lib/modules/$(shell uname -r)/build
+
+all: tools $(if $(wildcard $(KDIR)/Makefile),module)
+
+help:
+	@sed -n '3,/^$$/s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+
+tools:
+	$(MAKE) -C tools
 
 test:
 	bash tests/host/run.sh
@@ -81,8 +97,8 @@ demo:
 shell:
 	bash guest/pipeline.sh shell
 
-# Without KDIR: the guest kernel of the cache (ARCH=x86_64: the x86_64 one).
-ifeq ($(KDIR),)
+# KDIR=guest: the guest kernel of the cache (ARCH=x86_64: the x86_64 one).
+ifeq ($(KDIR),guest)
 module modules_install:
 	bash -c '. guest/lib.sh && module_make W=1 $(subst module,modules,$@)'
 else
