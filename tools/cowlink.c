@@ -1411,9 +1411,14 @@ static void break_file(const struct break_name *b, int walked)
 		break_now(b, cow);
 }
 
-static const char *const not_breakable[] = {
-	"not a regular file", "is a symlink (not followed)",
-};
+/* Why what @mode says is no file to break, in words strerror() lacks. */
+static const char *not_breakable(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "is a directory (use -R)";
+	return S_ISLNK(mode) ? "is a symlink (not followed)" :
+			       "not a regular file";
+}
 
 static void break_one(const char *path)
 {
@@ -1423,7 +1428,7 @@ static void break_one(const char *path)
 	if (break_reach(&b, path) < 0)
 		warn_path("cannot break", path);
 	else if (!S_ISREG(b.st.st_mode))
-		break_error(path, not_breakable[S_ISLNK(b.st.st_mode)]);
+		break_error(path, not_breakable(b.st.st_mode));
 	else
 		break_file(&b, 0);
 	if (b.pfd >= 0)
@@ -1446,7 +1451,7 @@ static enum walk_action break_visit(struct walk_entry *e)
 	struct fsinfo *fs = fs_of_entry(e);
 
 	if (!e->level && !S_ISREG(e->st.st_mode) && !S_ISDIR(e->st.st_mode)) {
-		break_error(e->path, not_breakable[S_ISLNK(e->st.st_mode)]);
+		break_error(e->path, not_breakable(e->st.st_mode));
 		return WALK_CONTINUE;
 	}
 	/* Said once; walked on, for a cowlinkfs mounted below. */

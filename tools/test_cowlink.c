@@ -132,6 +132,9 @@ static void quote_tests(void)
 	      quoted("a*", 0, "'a*'") && quoted("~h", 0, "'~h'") &&
 	      quoted("#h", 0, "'#h'") && quoted("x~#", 0, "x~#") &&
 	      quoted("", 0, "''"), "quote_shell_syntax");
+	check(quoted("{", 0, "'{'") && quoted("}", 0, "'}'") &&
+	      quoted("{}", 0, "{}") && quoted("a}", 0, "a}") &&
+	      quoted("{a", 0, "{a"), "quote_a_brace_alone_as_gnulib_does");
 	check(quoted("it's", 0, "\"it's\"") &&
 	      quoted("it's $x", 0, "'it'\\''s $x'"), "quote_single_quotes");
 	check(quoted("a\nb", 0, "'a'$'\\n''b'") && quoted("\n", 1, "''$'\\n'") &&
@@ -210,6 +213,9 @@ static void not_cowlinkfs_tests(const char *dir)
 	      says(dir, "break -R %s/n/p",
 		   "cowlink: cannot break '%s/n/p': not a regular file\n"),
 	      "cmd_break_recursive_says_not_on_cowlinkfs_once");
+	check(says(dir, "break %s/n/a",
+		   "cowlink: cannot break '%s/n/a': is a directory (use -R)\n"),
+	      "cmd_break_directory_without_r_says_use_r");
 	check(says(dir, "get -R %s/n/a %s/n",
 		   "cowlink: cannot read flag of '%s/n/a': not on a cowlinkfs mount\n"
 		   "cowlink: cannot read flag of '%s/n': not on a cowlinkfs mount\n"),
