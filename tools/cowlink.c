@@ -1115,9 +1115,9 @@ static void status_one(struct walk_entry *e)
 }
 
 /*
- * status and du take what they are given, but do not follow a symlink
- * operand, as du does not: say so, where it would otherwise count as
- * nothing in silence.
+ * status takes what it is given, but does not follow a symlink operand,
+ * as du does not: say so, where it would otherwise count as nothing in
+ * silence.
  */
 static int walk_refuses(const struct walk_entry *e)
 {
@@ -1188,6 +1188,7 @@ struct du_inode {
 
 static void *du_inodes;
 static unsigned long long du_bytes;
+static int du_found;		/* the operand's lstat succeeded */
 
 static int du_cmp(const void *a, const void *b)
 {
@@ -1204,14 +1205,15 @@ static int du_cmp(const void *a, const void *b)
  * Count @e's space once its last name is met: a directory and a file of
  * one name at once, a file of several names when the walk has met them
  * all.  A directory met twice (a bind mount inside the tree) counts once.
+ * A symlink operand is not followed, and counts as itself, as in du -s.
  */
 static enum walk_action du_visit(struct walk_entry *e)
 {
 	struct du_inode key = { e->st.st_dev, e->st.st_ino, 0 }, *n, **found;
 	int dir = S_ISDIR(e->st.st_mode);
 
-	if (walk_refuses(e))
-		return WALK_CONTINUE;
+	if (!e->level)
+		du_found = 1;
 	if (!dir && e->st.st_nlink < 2) {
 		du_bytes += (unsigned long long)e->st.st_blocks * 512;
 		return WALK_CONTINUE;
@@ -1232,16 +1234,32 @@ static enum walk_action du_visit(struct walk_entry *e)
 	return WALK_CONTINUE;
 }
 
-/* One line per operand, "BYTES<TAB>PATH", as du -s -B1 writes them. */
+/*
+ * A directory that cannot be read: an error already, but its own blocks
+ * are known, and du counts them too.
+ */
+static void du_unread(struct walk_entry *e)
+{
+	du_visit(e);
+}
+
+/*
+ * One line per operand, "BYTES<TAB>PATH", as du -s -B1 writes it (with
+ * the name quoted): none for an operand that could not be examined.
+ */
 static int cmd_du(int argc, char **argv)
 {
-	static const struct walk_ops du_ops = { .pre = du_visit };
+	static const struct walk_ops du_ops = {
+		.pre = du_visit, .unread = du_unread,
+	};
 	int i;
 
 	for (i = 0; i < argc; i++) {
 		du_bytes = 0;
+		du_found = 0;
 		walk_path(argv[i], &du_ops);
-		printf("%llu\t%s\n", du_bytes, quote_name(argv[i]));
+		if (du_found)
+			printf("%llu\t%s\n", du_bytes, quote_name(argv[i]));
 		tdestroy(du_inodes, free);
 		du_inodes = NULL;
 	}

@@ -37,7 +37,8 @@ static char *walk_join(const char *dir, const char *name)
 /*
  * Open the directory E names, and make sure it is the one lstat saw: a
  * symlink put in its place fails O_NOFOLLOW, another directory renamed
- * there fails the inode check.
+ * there fails the inode check.  -1 if it could not be opened, -2 if it
+ * is no longer what lstat saw.
  */
 static int walk_open_dir(struct walk_entry *e)
 {
@@ -55,7 +56,7 @@ static int walk_open_dir(struct walk_entry *e)
 		fprintf(stderr, "cowlink: %s changed during the walk, not entered\n",
 			quote(e->path));
 		walk_errors++;
-		return -1;
+		return -2;
 	}
 	return fd;
 }
@@ -112,8 +113,12 @@ static void walk_one(struct walk_entry *e, const struct walk_ops *ops)
 	}
 	if (S_ISDIR(e->st.st_mode)) {
 		e->fd = walk_open_dir(e);
-		if (e->fd < 0)
+		if (e->fd == -1 && ops->unread)
+			ops->unread(e);
+		if (e->fd < 0) {
+			e->fd = -1;
 			return;
+		}
 	}
 	act = ops->pre(e);
 	if (act == WALK_STOP)
