@@ -109,7 +109,8 @@ static const char usage_du[] =
 "to the files and directories under it whose every name is under it.\n"
 "A file that also has a name outside PATH, such as a file of a clone that\n"
 "still shares its inode with the source, frees nothing.  'du -s -B1'\n"
-"prints the whole, in the same format.\n"
+"prints the whole, in the same format but for names, which cowlink quotes\n"
+"as 'ls --quoting-style=shell-escape' does.\n"
 "\n"
 "  -h, --help  display this help and exit\n";
 
