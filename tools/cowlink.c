@@ -111,6 +111,7 @@ struct fsinfo {
 	int cow_all_asked;
 	int cow_all;		/* mounted cow=all: 1, 0, -1 unknown */
 	unsigned int told;	/* the operand last told it is not usable */
+	char *mode_unknown;	/* status: the path its cow=all note named */
 };
 
 static struct fsinfo *fsinfos;
@@ -142,6 +143,7 @@ static struct fsinfo *fs_of(int fd, const struct stat *st)
 	fs->cowlinkfs = sfs.f_type == COWLINKFS_SUPER_MAGIC;
 	fs->cow_all_asked = 0;
 	fs->told = 0;
+	fs->mode_unknown = NULL;
 	return fs;
 }
 
@@ -1039,17 +1041,42 @@ static struct fsinfo *fs_of_entry(const struct walk_entry *e)
 }
 
 /*
- * Is a write through the open file @fd copy-on-write: cowlinkfs, and a
- * cow=all mount or the flag?  1, 0, or -1 with errno.  A mount whose mode
- * cannot be read (its mountinfo is in another namespace) is taken for
- * cow=flag: a file without the flag is then reported as not protected,
- * never the other way round.
+ * The mode of @fs could not be read: it is taken for cow=flag, so that a
+ * file without the flag is reported as not protected, never the other way
+ * round.  On a cow=all mount that miscounts every such link: say so, once
+ * per filesystem, naming the file @path that asked, and keep it for
+ * --json.
  */
-static int fd_is_cow(int fd, struct fsinfo *fs)
+static void fs_mode_unknown(struct fsinfo *fs, const char *path)
 {
+	static const char mountinfo[] = "/proc/self/mountinfo";
+	char why[128];
+
+	if (fs->mode_unknown)
+		return;
+	fs->mode_unknown = xstrdup(path);
+	if (access(mountinfo, R_OK) < 0)
+		snprintf(why, sizeof(why), "%s: %s", mountinfo, strerror(errno));
+	else
+		snprintf(why, sizeof(why), "no line for it in %s", mountinfo);
+	fprintf(stderr, "cowlink: cannot tell whether %s is mounted cow=all (%s): counted by the flag\n",
+		quote(path), why);
+}
+
+/*
+ * Is a write through the open file @fd, named @path, copy-on-write:
+ * cowlinkfs, and a cow=all mount or the flag?  1, 0, or -1 with errno.
+ */
+static int fd_is_cow(int fd, struct fsinfo *fs, const char *path)
+{
+	int all;
+
 	if (!fs->cowlinkfs)
 		return 0;
-	return fs_cow_all(fs, fd) == 1 ? 1 : cowlink_fget(fd);
+	all = fs_cow_all(fs, fd);
+	if (all < 0)
+		fs_mode_unknown(fs, path);
+	return all == 1 ? 1 : cowlink_fget(fd);
 }
 
 /* The same for the regular file @e: after a message if it is -1. */
@@ -1064,7 +1091,7 @@ static int entry_is_cow(struct walk_entry *e)
 	if (fd < 0)
 		return -1;
 	fs = fs_of(fd, &e->st);
-	cow = fs ? fd_is_cow(fd, fs) : -1;
+	cow = fs ? fd_is_cow(fd, fs, e->path) : -1;
 	if (cow < 0 && fs && errno == ENOTTY)
 		fs_refuses(fs, "cannot read flag of", e->path);
 	else if (cow < 0)
@@ -1147,6 +1174,23 @@ static enum walk_action status_visit(struct walk_entry *e)
 	return WALK_CONTINUE;
 }
 
+/* The filesystems whose cow=all note was given, by the path it named. */
+static void json_mode_unknown(void)
+{
+	const char *sep = "";
+	size_t i;
+
+	printf("  \"cow_mode_unknown\": [");
+	for (i = 0; i < n_fsinfos; i++) {
+		if (!fsinfos[i].mode_unknown)
+			continue;
+		fputs(sep, stdout);
+		cowlink_json_string(stdout, fsinfos[i].mode_unknown);
+		sep = ", ";
+	}
+	printf("]\n}\n");
+}
+
 /*
  * A directory operand is walked whole, with or without -r, as du does:
  * the totals of a tree are the point, and zeros for a full tree would
@@ -1165,9 +1209,10 @@ static int cmd_status(int argc, char **argv)
 	if (args.json) {
 		printf("%s],\n  \"files_shared\": %lu,\n  \"names\": %lu,\n"
 		       "  \"bytes_saved\": %llu,\n  \"unprotected_files\": %lu,\n"
-		       "  \"unprotected_names\": %lu\n}\n", st_first ? "" : "\n  ",
+		       "  \"unprotected_names\": %lu,\n", st_first ? "" : "\n  ",
 		       st_cow.files, st_cow.names, st_saved, st_plain.files,
 		       st_plain.names);
+		json_mode_unknown();
 		return failed;
 	}
 	printf("unprotected hard links (not COW): files: %lu, names: %lu\n",

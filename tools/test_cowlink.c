@@ -613,7 +613,8 @@ int main(void)
 	ok = run_out(line, out, sizeof(out)) == 0 &&
 	     strstr(out, "\"files_shared\": 0,") &&
 	     strstr(out, "\"bytes_saved\": 0,") &&
-	     strstr(out, "\"unprotected_files\": 2,\n  \"unprotected_names\": 4\n}") &&
+	     strstr(out, "\"unprotected_files\": 2,\n  \"unprotected_names\": 4,\n"
+		    "  \"cow_mode_unknown\": []\n}\n") &&
 	     strstr(out, "\"cow\": false, \"links\": 2,") &&
 	     (strstr(out, "/bad\\udcff\"") || strstr(out, "/bad2\\udcfe\""));
 	for (p = out; ok && *p; p++)
