@@ -121,7 +121,7 @@ static const char usage_break[] =
 "\n"
 "  -R, -r, --recursive  break every cow link under each directory FILE,\n"
 "                       links between two names in it too (symlinks are\n"
-"                       not followed)\n"
+"                       not followed, mount points not crossed)\n"
 "  -v, --verbose        print the old and the new inode number\n"
 "  -h, --help           display this help and exit\n"
 "\n"

@@ -500,7 +500,7 @@ static void show_progress(int done)
 static enum walk_action count_visit(struct walk_entry *e)
 {
 	clone_total++;
-	return e->level && e->st.st_dev != e->parent->st.st_dev ?
+	return S_ISDIR(e->st.st_mode) && walk_mount_point(e) ?
 	       WALK_SKIP : WALK_CONTINUE;
 }
 
@@ -783,8 +783,8 @@ static enum walk_action clone_dir(struct walk_entry *e, int pfd,
 	if (cowlink_fset(fd, 1) < 0)
 		warn_path("cannot set flag on", dst_path(e));
 	e->data = fd;
-	/* Links cannot leave SRC's filesystem: cp -x makes the directory. */
-	if (e->level && e->st.st_dev != e->parent->st.st_dev) {
+	/* Links cannot leave SRC's mount: cp -x makes the directory. */
+	if (walk_mount_point(e)) {
 		fprintf(stderr, "cowlink: %s is a mount point, its entries are not cloned\n",
 			quote(e->path));
 		failed = 1;
@@ -1503,7 +1503,10 @@ static void break_one(const char *path)
 /*
  * break -R: every cow link under a directory, by the walk's directory
  * fds.  Hard links between two names inside the tree are broken too:
- * each name gets its own copy, which is what -R asks for.
+ * each name gets its own copy, which is what -R asks for.  The walk
+ * stays on the operand's mount, as clone's does: a copy made through a
+ * mount point, a bind mount of another tree say, would be one of a name
+ * outside the tree.
  */
 static enum walk_action break_visit(struct walk_entry *e)
 {
@@ -1511,18 +1514,32 @@ static enum walk_action break_visit(struct walk_entry *e)
 		.path = e->path, .dfd = e->dirfd, .base = e->name,
 		.st = e->st, .pfd = -1,
 	};
-	struct fsinfo *fs = fs_of_entry(e);
+	struct fsinfo *fs;
 
 	if (!e->level && !S_ISREG(e->st.st_mode) && !S_ISDIR(e->st.st_mode)) {
 		break_error(e->path, not_breakable(e->st.st_mode));
 		return WALK_CONTINUE;
 	}
-	/* Said once; walked on, for a cowlinkfs mounted below. */
+	/* What -R passes over in silence, without a system call. */
+	if (e->level && !S_ISDIR(e->st.st_mode) &&
+	    !(S_ISREG(e->st.st_mode) && e->st.st_nlink > 1))
+		return WALK_CONTINUE;
+	if (walk_mount_point(e)) {
+		fprintf(stderr, "cowlink: not crossing into mount point %s\n",
+			quote(e->path));
+		failed = 1;
+		return WALK_SKIP;
+	}
+	/*
+	 * Said once, and not walked: what is below it is on the same
+	 * filesystem, since the walk crosses no mount point.
+	 */
+	fs = fs_of_entry(e);
 	if (fs && !fs->cowlinkfs) {
 		fs_refuses(fs, "cannot break", e->path);
-		return WALK_CONTINUE;
+		return WALK_SKIP;
 	}
-	if (!S_ISREG(e->st.st_mode) || (e->level && e->st.st_nlink < 2))
+	if (!S_ISREG(e->st.st_mode))
 		return WALK_CONTINUE;
 	b.pfd = openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (b.pfd < 0) {

@@ -5,16 +5,20 @@
  * "N passed, N failed"; exit status 1 on any failure.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cowlink.h"
 #include "libcowlink.h"
+#include "walk.h"
 
 static int n, fails;
 
@@ -346,6 +350,92 @@ static void du_tests(const char *dir)
 		   "cowlink: cannot access '%s/missing': No such file or directory\n") &&
 	      run_out_is(dir, "./cowlink du %s/missing", "du -s -B1 %s/missing", 1),
 	      "cmd_du_no_line_for_an_operand_not_found");
+}
+
+/* The mount points walk_mount_point() is to find, and what it found. */
+static const char *const mount_names[] = { "tmp", "bind", "file" };
+static unsigned int mount_found, mount_wrong;
+
+static enum walk_action mount_visit(struct walk_entry *e)
+{
+	unsigned int i;
+
+	if (!walk_mount_point(e))
+		return WALK_CONTINUE;
+	for (i = 0; i < ARRAY_SIZE(mount_names); i++)
+		if (!strcmp(e->name, mount_names[i]))
+			break;
+	if (i < ARRAY_SIZE(mount_names) && e->level == 1)
+		mount_found |= 1U << i;
+	else
+		mount_wrong++;
+	return WALK_SKIP;
+}
+
+/* Write @s to the file @path: 0, or -1. */
+static int put(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	return close(fd) == 0 && ok ? 0 : -1;
+}
+
+/*
+ * The child of mount_point_tests(), in a user and a mount namespace of
+ * its own, with every mount private: nothing it mounts reaches the
+ * host's mounts, and all goes with it.  Exit 0 if the walk of @m found
+ * the three mount points and nothing else, 1 if not, 77 where no such
+ * namespace can be made (a build chroot, say).
+ */
+static void mount_point_child(const char *m)
+{
+	static const struct walk_ops ops = { .pre = mount_visit };
+	char map[64];
+
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned int)geteuid());
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 ||
+	    put("/proc/self/setgroups", "deny") < 0 ||
+	    put("/proc/self/uid_map", map) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    chdir(m) < 0 || mount("none", "tmp", "tmpfs", 0, NULL) < 0)
+		_exit(77);
+	if (mount("src", "bind", NULL, MS_BIND, NULL) < 0 ||
+	    mount("src/f", "file", NULL, MS_BIND, NULL) < 0)
+		_exit(1);
+	walk(".", &ops);
+	_exit(mount_found == 7 && !mount_wrong ? 0 : 1);
+}
+
+/*
+ * walk_mount_point(), which clone and break -R stop at: another
+ * filesystem, and a bind mount of the same one, a directory or a file,
+ * whose st_dev is its parent's.
+ */
+static void mount_point_tests(const char *dir)
+{
+	char m[512];
+	pid_t pid;
+	int st;
+
+	snprintf(m, sizeof(m), "%s/mp", dir);
+	if (sh("mkdir -p %s/tmp %s/bind %s/src/sub %s/plain && touch %s/file %s/src/f",
+	       m, m, m, m, m, m)) {
+		check(0, "setup_mount_point_tree");
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (!pid)
+		mount_point_child(m);
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		st = 1 << 8;
+	if (WEXITSTATUS(st) == 77)
+		check(1, "walk_mount_point_other_fs_and_bind_mounts # SKIP no user namespace");
+	else
+		check(!WEXITSTATUS(st), "walk_mount_point_other_fs_and_bind_mounts");
 }
 
 int main(void)
@@ -683,6 +773,7 @@ int main(void)
 		fails++;
 
 	du_tests(dir);
+	mount_point_tests(dir);
 	snprintf(path2, sizeof(path2), "rm -rf %s", dir);
 	if (system(path2))
 		fails++;

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "cowlink.h"
+#include "mountid.h"
 #include "walk.h"
 
 static int walk_errors, walk_stopped;
@@ -142,6 +143,23 @@ static void walk_raise_nofile(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+/*
+ * Is @e, below the operand, a mount point: another filesystem, or a bind
+ * mount, of the same filesystem too, whose st_dev is the same.  Links do
+ * not cross a mount (EXDEV), and a walk that changes files stays on the
+ * operand's mount, as cp -x does.  Before Linux 5.8 st_dev alone tells.
+ */
+int walk_mount_point(const struct walk_entry *e)
+{
+	if (!e->level)
+		return 0;
+	if (e->st.st_dev != e->parent->st.st_dev)
+		return 1;
+	if (e->fd >= 0)
+		return mount_root(e->fd, "") == 1;
+	return mount_root(e->dirfd, e->name) == 1;
 }
 
 int walk(const char *path, const struct walk_ops *ops)
