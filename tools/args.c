@@ -109,7 +109,8 @@ static const char usage_du[] =
 "to the files and directories under it whose every name is under it.\n"
 "A file that also has a name outside PATH, such as a file of a clone that\n"
 "still shares its inode with the source, frees nothing.  'du -s -B1'\n"
-"prints the whole, in the same format.\n"
+"prints the whole, in the same format but for names, which cowlink quotes\n"
+"as 'ls --quoting-style=shell-escape' does.\n"
 "\n"
 "  -h, --help  display this help and exit\n";
 
@@ -120,7 +121,7 @@ static const char usage_break[] =
 "\n"
 "  -R, -r, --recursive  break every cow link under each directory FILE,\n"
 "                       links between two names in it too (symlinks are\n"
-"                       not followed)\n"
+"                       not followed, mount points not crossed)\n"
 "  -v, --verbose        print the old and the new inode number\n"
 "  -h, --help           display this help and exit\n"
 "\n"

@@ -111,6 +111,7 @@ struct fsinfo {
 	int cow_all_asked;
 	int cow_all;		/* mounted cow=all: 1, 0, -1 unknown */
 	unsigned int told;	/* the operand last told it is not usable */
+	char *mode_unknown;	/* status: the path its cow=all note named */
 };
 
 static struct fsinfo *fsinfos;
@@ -142,6 +143,7 @@ static struct fsinfo *fs_of(int fd, const struct stat *st)
 	fs->cowlinkfs = sfs.f_type == COWLINKFS_SUPER_MAGIC;
 	fs->cow_all_asked = 0;
 	fs->told = 0;
+	fs->mode_unknown = NULL;
 	return fs;
 }
 
@@ -498,7 +500,7 @@ static void show_progress(int done)
 static enum walk_action count_visit(struct walk_entry *e)
 {
 	clone_total++;
-	return e->level && e->st.st_dev != e->parent->st.st_dev ?
+	return S_ISDIR(e->st.st_mode) && walk_mount_point(e) ?
 	       WALK_SKIP : WALK_CONTINUE;
 }
 
@@ -781,8 +783,8 @@ static enum walk_action clone_dir(struct walk_entry *e, int pfd,
 	if (cowlink_fset(fd, 1) < 0)
 		warn_path("cannot set flag on", dst_path(e));
 	e->data = fd;
-	/* Links cannot leave SRC's filesystem: cp -x makes the directory. */
-	if (e->level && e->st.st_dev != e->parent->st.st_dev) {
+	/* Links cannot leave SRC's mount: cp -x makes the directory. */
+	if (walk_mount_point(e)) {
 		fprintf(stderr, "cowlink: %s is a mount point, its entries are not cloned\n",
 			quote(e->path));
 		failed = 1;
@@ -1039,17 +1041,42 @@ static struct fsinfo *fs_of_entry(const struct walk_entry *e)
 }
 
 /*
- * Is a write through the open file @fd copy-on-write: cowlinkfs, and a
- * cow=all mount or the flag?  1, 0, or -1 with errno.  A mount whose mode
- * cannot be read (its mountinfo is in another namespace) is taken for
- * cow=flag: a file without the flag is then reported as not protected,
- * never the other way round.
+ * The mode of @fs could not be read: it is taken for cow=flag, so that a
+ * file without the flag is reported as not protected, never the other way
+ * round.  On a cow=all mount that miscounts every such link: say so, once
+ * per filesystem, naming the file @path that asked, and keep it for
+ * --json.
  */
-static int fd_is_cow(int fd, struct fsinfo *fs)
+static void fs_mode_unknown(struct fsinfo *fs, const char *path)
 {
+	static const char mountinfo[] = "/proc/self/mountinfo";
+	char why[128];
+
+	if (fs->mode_unknown)
+		return;
+	fs->mode_unknown = xstrdup(path);
+	if (access(mountinfo, R_OK) < 0)
+		snprintf(why, sizeof(why), "%s: %s", mountinfo, strerror(errno));
+	else
+		snprintf(why, sizeof(why), "no line for it in %s", mountinfo);
+	fprintf(stderr, "cowlink: cannot tell whether %s is mounted cow=all (%s): counted by the flag\n",
+		quote(path), why);
+}
+
+/*
+ * Is a write through the open file @fd, named @path, copy-on-write:
+ * cowlinkfs, and a cow=all mount or the flag?  1, 0, or -1 with errno.
+ */
+static int fd_is_cow(int fd, struct fsinfo *fs, const char *path)
+{
+	int all;
+
 	if (!fs->cowlinkfs)
 		return 0;
-	return fs_cow_all(fs, fd) == 1 ? 1 : cowlink_fget(fd);
+	all = fs_cow_all(fs, fd);
+	if (all < 0)
+		fs_mode_unknown(fs, path);
+	return all == 1 ? 1 : cowlink_fget(fd);
 }
 
 /* The same for the regular file @e: after a message if it is -1. */
@@ -1064,7 +1091,7 @@ static int entry_is_cow(struct walk_entry *e)
 	if (fd < 0)
 		return -1;
 	fs = fs_of(fd, &e->st);
-	cow = fs ? fd_is_cow(fd, fs) : -1;
+	cow = fs ? fd_is_cow(fd, fs, e->path) : -1;
 	if (cow < 0 && fs && errno == ENOTTY)
 		fs_refuses(fs, "cannot read flag of", e->path);
 	else if (cow < 0)
@@ -1115,9 +1142,9 @@ static void status_one(struct walk_entry *e)
 }
 
 /*
- * status and du take what they are given, but do not follow a symlink
- * operand, as du does not: say so, where it would otherwise count as
- * nothing in silence.
+ * status takes what it is given, but does not follow a symlink operand,
+ * as du does not: say so, where it would otherwise count as nothing in
+ * silence.
  */
 static int walk_refuses(const struct walk_entry *e)
 {
@@ -1147,6 +1174,23 @@ static enum walk_action status_visit(struct walk_entry *e)
 	return WALK_CONTINUE;
 }
 
+/* The filesystems whose cow=all note was given, by the path it named. */
+static void json_mode_unknown(void)
+{
+	const char *sep = "";
+	size_t i;
+
+	printf("  \"cow_mode_unknown\": [");
+	for (i = 0; i < n_fsinfos; i++) {
+		if (!fsinfos[i].mode_unknown)
+			continue;
+		fputs(sep, stdout);
+		cowlink_json_string(stdout, fsinfos[i].mode_unknown);
+		sep = ", ";
+	}
+	printf("]\n}\n");
+}
+
 /*
  * A directory operand is walked whole, with or without -r, as du does:
  * the totals of a tree are the point, and zeros for a full tree would
@@ -1165,9 +1209,10 @@ static int cmd_status(int argc, char **argv)
 	if (args.json) {
 		printf("%s],\n  \"files_shared\": %lu,\n  \"names\": %lu,\n"
 		       "  \"bytes_saved\": %llu,\n  \"unprotected_files\": %lu,\n"
-		       "  \"unprotected_names\": %lu\n}\n", st_first ? "" : "\n  ",
+		       "  \"unprotected_names\": %lu,\n", st_first ? "" : "\n  ",
 		       st_cow.files, st_cow.names, st_saved, st_plain.files,
 		       st_plain.names);
+		json_mode_unknown();
 		return failed;
 	}
 	printf("unprotected hard links (not COW): files: %lu, names: %lu\n",
@@ -1188,6 +1233,7 @@ struct du_inode {
 
 static void *du_inodes;
 static unsigned long long du_bytes;
+static int du_found;		/* the operand's lstat succeeded */
 
 static int du_cmp(const void *a, const void *b)
 {
@@ -1204,14 +1250,15 @@ static int du_cmp(const void *a, const void *b)
  * Count @e's space once its last name is met: a directory and a file of
  * one name at once, a file of several names when the walk has met them
  * all.  A directory met twice (a bind mount inside the tree) counts once.
+ * A symlink operand is not followed, and counts as itself, as in du -s.
  */
 static enum walk_action du_visit(struct walk_entry *e)
 {
 	struct du_inode key = { e->st.st_dev, e->st.st_ino, 0 }, *n, **found;
 	int dir = S_ISDIR(e->st.st_mode);
 
-	if (walk_refuses(e))
-		return WALK_CONTINUE;
+	if (!e->level)
+		du_found = 1;
 	if (!dir && e->st.st_nlink < 2) {
 		du_bytes += (unsigned long long)e->st.st_blocks * 512;
 		return WALK_CONTINUE;
@@ -1232,16 +1279,32 @@ static enum walk_action du_visit(struct walk_entry *e)
 	return WALK_CONTINUE;
 }
 
-/* One line per operand, "BYTES<TAB>PATH", as du -s -B1 writes them. */
+/*
+ * A directory that cannot be read: an error already, but its own blocks
+ * are known, and du counts them too.
+ */
+static void du_unread(struct walk_entry *e)
+{
+	du_visit(e);
+}
+
+/*
+ * One line per operand, "BYTES<TAB>PATH", as du -s -B1 writes it (with
+ * the name quoted): none for an operand that could not be examined.
+ */
 static int cmd_du(int argc, char **argv)
 {
-	static const struct walk_ops du_ops = { .pre = du_visit };
+	static const struct walk_ops du_ops = {
+		.pre = du_visit, .unread = du_unread,
+	};
 	int i;
 
 	for (i = 0; i < argc; i++) {
 		du_bytes = 0;
+		du_found = 0;
 		walk_path(argv[i], &du_ops);
-		printf("%llu\t%s\n", du_bytes, quote_name(argv[i]));
+		if (du_found)
+			printf("%llu\t%s\n", du_bytes, quote_name(argv[i]));
 		tdestroy(du_inodes, free);
 		du_inodes = NULL;
 	}
@@ -1411,9 +1474,14 @@ static void break_file(const struct break_name *b, int walked)
 		break_now(b, cow);
 }
 
-static const char *const not_breakable[] = {
-	"not a regular file", "is a symlink (not followed)",
-};
+/* Why what @mode says is no file to break, in words strerror() lacks. */
+static const char *not_breakable(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "is a directory (use -R)";
+	return S_ISLNK(mode) ? "is a symlink (not followed)" :
+			       "not a regular file";
+}
 
 static void break_one(const char *path)
 {
@@ -1423,7 +1491,7 @@ static void break_one(const char *path)
 	if (break_reach(&b, path) < 0)
 		warn_path("cannot break", path);
 	else if (!S_ISREG(b.st.st_mode))
-		break_error(path, not_breakable[S_ISLNK(b.st.st_mode)]);
+		break_error(path, not_breakable(b.st.st_mode));
 	else
 		break_file(&b, 0);
 	if (b.pfd >= 0)
@@ -1435,7 +1503,10 @@ static void break_one(const char *path)
 /*
  * break -R: every cow link under a directory, by the walk's directory
  * fds.  Hard links between two names inside the tree are broken too:
- * each name gets its own copy, which is what -R asks for.
+ * each name gets its own copy, which is what -R asks for.  The walk
+ * stays on the operand's mount, as clone's does: a copy made through a
+ * mount point, a bind mount of another tree say, would be one of a name
+ * outside the tree.
  */
 static enum walk_action break_visit(struct walk_entry *e)
 {
@@ -1443,18 +1514,32 @@ static enum walk_action break_visit(struct walk_entry *e)
 		.path = e->path, .dfd = e->dirfd, .base = e->name,
 		.st = e->st, .pfd = -1,
 	};
-	struct fsinfo *fs = fs_of_entry(e);
+	struct fsinfo *fs;
 
 	if (!e->level && !S_ISREG(e->st.st_mode) && !S_ISDIR(e->st.st_mode)) {
-		break_error(e->path, not_breakable[S_ISLNK(e->st.st_mode)]);
+		break_error(e->path, not_breakable(e->st.st_mode));
 		return WALK_CONTINUE;
 	}
-	/* Said once; walked on, for a cowlinkfs mounted below. */
+	/* What -R passes over in silence, without a system call. */
+	if (e->level && !S_ISDIR(e->st.st_mode) &&
+	    !(S_ISREG(e->st.st_mode) && e->st.st_nlink > 1))
+		return WALK_CONTINUE;
+	if (walk_mount_point(e)) {
+		fprintf(stderr, "cowlink: not crossing into mount point %s\n",
+			quote(e->path));
+		failed = 1;
+		return WALK_SKIP;
+	}
+	/*
+	 * Said once, and not walked: what is below it is on the same
+	 * filesystem, since the walk crosses no mount point.
+	 */
+	fs = fs_of_entry(e);
 	if (fs && !fs->cowlinkfs) {
 		fs_refuses(fs, "cannot break", e->path);
-		return WALK_CONTINUE;
+		return WALK_SKIP;
 	}
-	if (!S_ISREG(e->st.st_mode) || (e->level && e->st.st_nlink < 2))
+	if (!S_ISREG(e->st.st_mode))
 		return WALK_CONTINUE;
 	b.pfd = openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (b.pfd < 0) {

@@ -75,6 +75,9 @@ static int needs_quotes(const char *s)
 
 	if (!*s || *s == '#' || *s == '~')
 		return 1;
+	/* A brace alone is a reserved word, as gnulib's quotearg has it. */
+	if ((*s == '{' || *s == '}') && !s[1])
+		return 1;
 	for (; *s; s += len) {
 		len = char_at(s, &print);
 		if (!print || shell_special(*s))

@@ -5,16 +5,20 @@
  * "N passed, N failed"; exit status 1 on any failure.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cowlink.h"
 #include "libcowlink.h"
+#include "walk.h"
 
 static int n, fails;
 
@@ -132,6 +136,9 @@ static void quote_tests(void)
 	      quoted("a*", 0, "'a*'") && quoted("~h", 0, "'~h'") &&
 	      quoted("#h", 0, "'#h'") && quoted("x~#", 0, "x~#") &&
 	      quoted("", 0, "''"), "quote_shell_syntax");
+	check(quoted("{", 0, "'{'") && quoted("}", 0, "'}'") &&
+	      quoted("{}", 0, "{}") && quoted("a}", 0, "a}") &&
+	      quoted("{a", 0, "{a"), "quote_a_brace_alone_as_gnulib_does");
 	check(quoted("it's", 0, "\"it's\"") &&
 	      quoted("it's $x", 0, "'it'\\''s $x'"), "quote_single_quotes");
 	check(quoted("a\nb", 0, "'a'$'\\n''b'") && quoted("\n", 1, "''$'\\n'") &&
@@ -210,6 +217,9 @@ static void not_cowlinkfs_tests(const char *dir)
 	      says(dir, "break -R %s/n/p",
 		   "cowlink: cannot break '%s/n/p': not a regular file\n"),
 	      "cmd_break_recursive_says_not_on_cowlinkfs_once");
+	check(says(dir, "break %s/n/a",
+		   "cowlink: cannot break '%s/n/a': is a directory (use -R)\n"),
+	      "cmd_break_directory_without_r_says_use_r");
 	check(says(dir, "get -R %s/n/a %s/n",
 		   "cowlink: cannot read flag of '%s/n/a': not on a cowlinkfs mount\n"
 		   "cowlink: cannot read flag of '%s/n': not on a cowlinkfs mount\n"),
@@ -235,6 +245,21 @@ static void not_cowlinkfs_tests(const char *dir)
 	      "cmd_set_from_says_not_on_cowlinkfs_once");
 }
 
+/* The stdout of the shell command @cmd in @out, and its exit status. */
+static int sh_out(const char *cmd, char *out, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	size_t got;
+	int st;
+
+	if (!f)
+		return -1;
+	got = fread(out, 1, len - 1, f);
+	out[got] = '\0';
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /* A number read from the output of the shell command FMT, or -1. */
 static long long sh_num(const char *fmt, const char *dir)
 {
@@ -250,6 +275,40 @@ static long long sh_num(const char *fmt, const char *dir)
 		pclose(f);
 	}
 	return v;
+}
+
+/*
+ * The stdout of the shell command @mine, run with @dir, is that of @theirs,
+ * and @mine exits @status.
+ */
+static int run_out_is(const char *dir, const char *mine, const char *theirs,
+		      int status)
+{
+	char cmd[1024], a[4096], b[4096];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), mine, dir, dir);
+	strcat(cmd, " 2>/dev/null");
+	st = sh_out(cmd, a, sizeof(a));
+	snprintf(cmd, sizeof(cmd), theirs, dir, dir);
+	strcat(cmd, " 2>/dev/null");
+	sh_out(cmd, b, sizeof(b));
+	if (st != status || strcmp(a, b))
+		printf("# exit %d, %s# not %s", st, a, b);
+	return st == status && !strcmp(a, b);
+}
+
+/* Does ./cowlink ARGS (on DIR) exit 0 with nothing on stderr? */
+static int says_nothing(const char *dir, const char *args)
+{
+	char line[1024], err[4096];
+	int st;
+
+	snprintf(line, sizeof(line), args, dir, dir);
+	st = run(line, err, sizeof(err));
+	if (st || *err)
+		printf("# exit %d: %s", st, err);
+	return !st && !*err;
 }
 
 /*
@@ -284,9 +343,99 @@ static void du_tests(const char *dir)
 	      "cmd_du_of_a_file_operand");
 	check(sh_num("./cowlink du %s/d/out %s/d/t | tail -n 1", dir) == whole - c,
 	      "cmd_du_operands_apart_not_summed_as_du_does");
-	check(says(dir, "du %s/sl",
-		   "cowlink: cannot walk '%s/sl': is a symlink (not followed)\n"),
-	      "cmd_du_symlink_operand_not_followed");
+	check(run_out_is(dir, "./cowlink du %s/sl", "du -s -B1 %s/sl", 0) &&
+	      says_nothing(dir, "du %s/sl"),
+	      "cmd_du_symlink_operand_counts_as_itself_as_du_s");
+	check(says(dir, "du %s/missing",
+		   "cowlink: cannot access '%s/missing': No such file or directory\n") &&
+	      run_out_is(dir, "./cowlink du %s/missing", "du -s -B1 %s/missing", 1),
+	      "cmd_du_no_line_for_an_operand_not_found");
+}
+
+/* The mount points walk_mount_point() is to find, and what it found. */
+static const char *const mount_names[] = { "tmp", "bind", "file" };
+static unsigned int mount_found, mount_wrong;
+
+static enum walk_action mount_visit(struct walk_entry *e)
+{
+	unsigned int i;
+
+	if (!walk_mount_point(e))
+		return WALK_CONTINUE;
+	for (i = 0; i < ARRAY_SIZE(mount_names); i++)
+		if (!strcmp(e->name, mount_names[i]))
+			break;
+	if (i < ARRAY_SIZE(mount_names) && e->level == 1)
+		mount_found |= 1U << i;
+	else
+		mount_wrong++;
+	return WALK_SKIP;
+}
+
+/* Write @s to the file @path: 0, or -1. */
+static int put(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	return close(fd) == 0 && ok ? 0 : -1;
+}
+
+/*
+ * The child of mount_point_tests(), in a user and a mount namespace of
+ * its own, with every mount private: nothing it mounts reaches the
+ * host's mounts, and all goes with it.  Exit 0 if the walk of @m found
+ * the three mount points and nothing else, 1 if not, 77 where no such
+ * namespace can be made (a build chroot, say).
+ */
+static void mount_point_child(const char *m)
+{
+	static const struct walk_ops ops = { .pre = mount_visit };
+	char map[64];
+
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned int)geteuid());
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 ||
+	    put("/proc/self/setgroups", "deny") < 0 ||
+	    put("/proc/self/uid_map", map) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    chdir(m) < 0 || mount("none", "tmp", "tmpfs", 0, NULL) < 0)
+		_exit(77);
+	if (mount("src", "bind", NULL, MS_BIND, NULL) < 0 ||
+	    mount("src/f", "file", NULL, MS_BIND, NULL) < 0)
+		_exit(1);
+	walk(".", &ops);
+	_exit(mount_found == 7 && !mount_wrong ? 0 : 1);
+}
+
+/*
+ * walk_mount_point(), which clone and break -R stop at: another
+ * filesystem, and a bind mount of the same one, a directory or a file,
+ * whose st_dev is its parent's.
+ */
+static void mount_point_tests(const char *dir)
+{
+	char m[512];
+	pid_t pid;
+	int st;
+
+	snprintf(m, sizeof(m), "%s/mp", dir);
+	if (sh("mkdir -p %s/tmp %s/bind %s/src/sub %s/plain && touch %s/file %s/src/f",
+	       m, m, m, m, m, m)) {
+		check(0, "setup_mount_point_tree");
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (!pid)
+		mount_point_child(m);
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		st = 1 << 8;
+	if (WEXITSTATUS(st) == 77)
+		check(1, "walk_mount_point_other_fs_and_bind_mounts # SKIP no user namespace");
+	else
+		check(!WEXITSTATUS(st), "walk_mount_point_other_fs_and_bind_mounts");
 }
 
 int main(void)
@@ -554,7 +703,8 @@ int main(void)
 	ok = run_out(line, out, sizeof(out)) == 0 &&
 	     strstr(out, "\"files_shared\": 0,") &&
 	     strstr(out, "\"bytes_saved\": 0,") &&
-	     strstr(out, "\"unprotected_files\": 2,\n  \"unprotected_names\": 4\n}") &&
+	     strstr(out, "\"unprotected_files\": 2,\n  \"unprotected_names\": 4,\n"
+		    "  \"cow_mode_unknown\": []\n}\n") &&
 	     strstr(out, "\"cow\": false, \"links\": 2,") &&
 	     (strstr(out, "/bad\\udcff\"") || strstr(out, "/bad2\\udcfe\""));
 	for (p = out; ok && *p; p++)
@@ -607,11 +757,23 @@ int main(void)
 	snprintf(want, sizeof(want),
 		 "cowlink: cannot read directory '%s/w/y': Permission denied\n", dir);
 	check(ok && strstr(err, want), "cmd_walk_errors_say_what_failed");
+	/* du counts a directory it cannot read, and what it cannot stat not. */
+	snprintf(line, sizeof(line), "%s %s/cowlink du %%s/w",
+		 geteuid() ? "" : "setpriv --reuid=65534 --regid=65534 --clear-groups",
+		 dir);
+	snprintf(want, sizeof(want), "%s du -s -B1 %%s/w",
+		 geteuid() ? "" : "setpriv --reuid=65534 --regid=65534 --clear-groups");
+	ok = run_out_is(dir, line, want, 1);
+	strcat(line, "/y");
+	strcat(want, "/y");
+	check(ok && run_out_is(dir, line, want, 1),
+	      "cmd_du_counts_an_unreadable_directory_as_du_does");
 	snprintf(line, sizeof(line), "chmod -R u+rwx %s", dir);
 	if (system(line))
 		fails++;
 
 	du_tests(dir);
+	mount_point_tests(dir);
 	snprintf(path2, sizeof(path2), "rm -rf %s", dir);
 	if (system(path2))
 		fails++;

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "cowlink.h"
+#include "mountid.h"
 #include "walk.h"
 
 static int walk_errors, walk_stopped;
@@ -37,7 +38,8 @@ static char *walk_join(const char *dir, const char *name)
 /*
  * Open the directory E names, and make sure it is the one lstat saw: a
  * symlink put in its place fails O_NOFOLLOW, another directory renamed
- * there fails the inode check.
+ * there fails the inode check.  -1 if it could not be opened, -2 if it
+ * is no longer what lstat saw.
  */
 static int walk_open_dir(struct walk_entry *e)
 {
@@ -55,7 +57,7 @@ static int walk_open_dir(struct walk_entry *e)
 		fprintf(stderr, "cowlink: %s changed during the walk, not entered\n",
 			quote(e->path));
 		walk_errors++;
-		return -1;
+		return -2;
 	}
 	return fd;
 }
@@ -112,8 +114,12 @@ static void walk_one(struct walk_entry *e, const struct walk_ops *ops)
 	}
 	if (S_ISDIR(e->st.st_mode)) {
 		e->fd = walk_open_dir(e);
-		if (e->fd < 0)
+		if (e->fd == -1 && ops->unread)
+			ops->unread(e);
+		if (e->fd < 0) {
+			e->fd = -1;
 			return;
+		}
 	}
 	act = ops->pre(e);
 	if (act == WALK_STOP)
@@ -137,6 +143,23 @@ static void walk_raise_nofile(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+/*
+ * Is @e, below the operand, a mount point: another filesystem, or a bind
+ * mount, of the same filesystem too, whose st_dev is the same.  Links do
+ * not cross a mount (EXDEV), and a walk that changes files stays on the
+ * operand's mount, as cp -x does.  Before Linux 5.8 st_dev alone tells.
+ */
+int walk_mount_point(const struct walk_entry *e)
+{
+	if (!e->level)
+		return 0;
+	if (e->st.st_dev != e->parent->st.st_dev)
+		return 1;
+	if (e->fd >= 0)
+		return mount_root(e->fd, "") == 1;
+	return mount_root(e->dirfd, e->name) == 1;
 }
 
 int walk(const char *path, const struct walk_ops *ops)

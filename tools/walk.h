@@ -34,16 +34,21 @@ struct walk_entry {
 
 /*
  * pre is called for every entry, before a directory's entries; post (if
- * not NULL) after them, for a directory pre let in.  Both may return a
- * walk_action.  Errors of the walk itself are reported as "cowlink: ..."
- * and counted; walk() returns their number, or -1 after WALK_STOP.
+ * not NULL) after them, for a directory pre let in.  pre may return a
+ * walk_action.  unread (if not NULL) is called instead of pre for a
+ * directory that could not be opened, its error reported: its lstat is
+ * still right, and du counts it.  Errors of the walk itself are reported
+ * as "cowlink: ..." and counted; walk() returns their number, or -1 after
+ * WALK_STOP.
  */
 struct walk_ops {
 	enum walk_action (*pre)(struct walk_entry *e);
 	void (*post)(struct walk_entry *e);
+	void (*unread)(struct walk_entry *e);
 };
 
 int walk(const char *path, const struct walk_ops *ops);
+int walk_mount_point(const struct walk_entry *e);
 
 /* Same file: for an fd that must still be what lstat saw. */
 static inline int walk_same(const struct stat *a, const struct stat *b)
