@@ -584,3 +584,72 @@ test_status_unreadable_file_is_an_error() {
 	*) fail "$err" ;;
 	esac
 }
+
+# status where /proc/self/mountinfo cannot be read, on a cow=all mount:
+# counted by the flag (unprotected), said once per filesystem.
+test_status_without_mountinfo_counts_by_the_flag() {
+	umount "$M"
+	mount_clfs cow=all
+	mkdir -p "$M"/t/u
+	printf x >"$M"/t/a
+	ln "$M"/t/a "$M"/t/u/a2
+	printf y >"$M"/t/u/b
+	ln "$M"/t/u/b "$M"/t/b2
+	# shellcheck disable=SC2016 # $1 is the inner shell's
+	out=$(unshare -m --propagation private sh -c \
+		'umount -l /proc && cowlink status --json "$1"' sh "$M"/t 2>/tmp/err) ||
+		fail "exit status $?"
+	case $(cat /tmp/err) in
+	"cowlink: cannot tell whether '$M/t/"*"' is mounted cow=all (/proc/self/mountinfo: No such file or directory): counted by the flag") ;;
+	*) fail "note: $(cat /tmp/err)" ;;
+	esac
+	check_eq "$(wc -l </tmp/err)" 1 "one note for the filesystem"
+	printf '%s\n' "$out" | grep -q '"unprotected_files": 2,' || fail "$out"
+	printf '%s\n' "$out" | grep -q '"files_shared": 0,' || fail "$out"
+	printf '%s\n' "$out" | grep -q "\"cow_mode_unknown\": \[\"$M/t/" || fail "$out"
+	out=$(cowlink status --json "$M"/t 2>/tmp/err)
+	check_eq "$(cat /tmp/err)" "" "no note with /proc"
+	printf '%s\n' "$out" | grep -q '"files_shared": 2,' || fail "$out"
+	printf '%s\n' "$out" | grep -q '"cow_mode_unknown": \[\]' || fail "$out"
+}
+
+# break -R stays on the operand's mount, as clone does: another
+# filesystem and a bind mount of this one are named once and left alone.
+test_break_recursive_does_not_cross_mount_points() {
+	cowlink set "$M"
+	mkdir -p "$M"/s/tmp "$M"/s/bind "$M"/o
+	printf a >"$M"/s/a
+	ln "$M"/s/a "$M"/a2
+	printf o >"$M"/o/f
+	ln "$M"/o/f "$M"/o/f2
+	mount -t tmpfs none "$M"/s/tmp
+	mount --bind "$M"/o "$M"/s/bind
+	set +e
+	err=$(cowlink break -R "$M"/s 2>&1 >/dev/null)
+	rc=$?
+	set -e
+	umount "$M"/s/bind
+	umount "$M"/s/tmp
+	check_eq "$rc" 1 "exit status"
+	check_eq "$(printf '%s\n' "$err" | sort)" "cowlink: not crossing into mount point '$M/s/bind'
+cowlink: not crossing into mount point '$M/s/tmp'" "messages"
+	check_eq "$(nlink "$M"/s/a)" 1 "the tree's own link broken"
+	check_eq "$(nlink "$M"/o/f)" 2 "the bind mount's files untouched"
+}
+
+# clone stops at a bind mount of the same cowlinkfs too (same st_dev).
+test_clone_makes_a_bind_mount_point_empty() {
+	mkdir -p "$M"/s/b "$M"/o
+	printf x >"$M"/s/a
+	printf y >"$M"/o/f
+	mount --bind "$M"/o "$M"/s/b
+	set +e
+	err=$(cowlink clone "$M"/s "$M"/d 2>&1)
+	rc=$?
+	set -e
+	umount "$M"/s/b
+	check_eq "$rc" 1 "exit status"
+	check_eq "$err" "cowlink: '$M/s/b' is a mount point, its entries are not cloned" "message"
+	check_eq "$(ls -A "$M"/d/b)" "" "mount point made empty"
+	check_eq "$(nlink "$M"/o/f)" 1 "nothing linked from the bind mount"
+}
