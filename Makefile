@@ -39,7 +39,9 @@
 #                                    INCLUDEDIR, MANDIR as in the GNU standards)
 #   make dkms-source                 the module's DKMS source tree, in
 #                                    $(DESTDIR)/usr/src/cowlinkfs-VERSION
-#   make deb [DEB_ARCH=arm64]        Debian packages into build/deb/
+#   make deb [DEB_ARCH=...]          Debian packages into build/deb/, for
+#                                    this machine's architecture unless
+#                                    DEB_ARCH names another (cross-built)
 #   make installcheck                prove the packages in a guest: dpkg -i,
 #                                    DKMS build, modprobe, fstab mount, cowlink
 

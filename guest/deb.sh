@@ -1,12 +1,16 @@
 #!/bin/bash
 # make deb: the Debian packages (cowlinkfs-dkms, cowlink, libcowlink0,
 # libcowlink-dev) built from a clean export of the tree with
-# dpkg-buildpackage, cross-built for ARCH (default arm64, the guest's), then
-# checked with lintian.  Packages in build/deb/, log in $COWLINKFS_LOGS/deb.log.
+# dpkg-buildpackage for ARCH, then checked with lintian.  Packages in
+# build/deb/, log in $COWLINKFS_LOGS/deb.log.  ARCH is Debian's name of an
+# architecture (make deb DEB_ARCH=...): by default this machine's, so that
+# the packages install here; a foreign one is cross-built, and only then
+# does deps.sh add it to dpkg.  make installcheck passes the guest's
+# (guest/stage.sh: arm64, or amd64 with ARCH=x86_64).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-arch=${1:-arm64}
+arch=${1:-$(dpkg --print-architecture)}
 out=$COWLINKFS_TOP/build/deb
 log=$COWLINKFS_LOGS/deb.log
 version=$(cat "$COWLINKFS_TOP/VERSION")
@@ -15,7 +19,7 @@ if [ "$changelog" != "$version" ]; then
 	echo "deb: debian/changelog says $changelog, VERSION says $version" >&2
 	exit 1
 fi
-"$COWLINKFS_TOP/guest/deps.sh" deb
+"$COWLINKFS_TOP/guest/deps.sh" deb "$arch"
 
 rm -rf "$out"
 mkdir -p "$out/src"

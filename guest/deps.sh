@@ -1,20 +1,27 @@
 #!/bin/bash
 # Install the host packages the pipeline needs, when any is missing;
-# "deps.sh deb" those that make deb needs, "deps.sh fstests" those that
+# "deps.sh deb [ARCH]" those that make deb needs, "deps.sh fstests" those that
 # guest/fstests.sh needs.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
 case ${1:-} in
 deb)
-	# dpkg-shlibdeps of a cross build reads the target's libc6 package.
-	pkgs="debhelper dh-dkms dpkg-dev fakeroot lintian gcc-aarch64-linux-gnu
-libc6-dev-arm64-cross make libc6:arm64 rsync file"
-	dpkg --print-foreign-architectures | grep -qx arm64 || {
-		say "deps: dpkg --add-architecture arm64 (for libc6:arm64)"
-		dpkg --add-architecture arm64
-		apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1
-	} ;;
+	# "deps.sh deb ARCH": dpkg-buildpackage and lintian, and for a
+	# foreign ARCH (make deb DEB_ARCH=...) its cross compiler and libc6,
+	# which dpkg-shlibdeps of a cross build reads; only then is ARCH
+	# added to the host's dpkg, never for a build of the host's own.
+	deb_arch=${2:-$(dpkg --print-architecture)}
+	pkgs="debhelper dh-dkms dpkg-dev fakeroot lintian make gcc libc6-dev rsync file"
+	if [ "$deb_arch" != "$(dpkg --print-architecture)" ]; then
+		gnu=$(dpkg-architecture -a"$deb_arch" -qDEB_HOST_GNU_TYPE 2>/dev/null)
+		pkgs="$pkgs gcc-${gnu//_/-} libc6-dev-$deb_arch-cross libc6:$deb_arch"
+		dpkg --print-foreign-architectures | grep -qx "$deb_arch" || {
+			say "deps: dpkg --add-architecture $deb_arch (for libc6:$deb_arch)"
+			dpkg --add-architecture "$deb_arch"
+			apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1
+		}
+	fi ;;
 fstests)
 	# guest/fstests.sh: autotools on the host, the guest's libraries
 	# downloaded (apt-get download) into a sysroot.

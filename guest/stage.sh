@@ -55,7 +55,8 @@ flock "$COWLINKFS_CACHE/cross.lock" \
 cp -p "$run"/bin/* "$stage/bin/"
 
 if [ "$mode" = install ]; then
-	say "stage: Debian packages (make deb) and the kernel's linux-headers"
+	# The guest's architecture, named: deb.sh builds the host's by default.
+	say "stage: Debian packages (make deb DEB_ARCH=$DEB_ARCH) and the kernel's linux-headers"
 	"$COWLINKFS_TOP/guest/deb.sh" "$DEB_ARCH" >>"$log"
 	mkdir -p "$stage/debs"
 	cp "$("$COWLINKFS_TOP/guest/headers.sh")" "$COWLINKFS_TOP"/build/deb/*.deb "$stage/debs/"
