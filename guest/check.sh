@@ -38,7 +38,8 @@ report sparse_and_w1_find_nothing_in_the_module "$out"
 
 say "check: shellcheck -S warning on the shell scripts" >&2
 # shellcheck disable=SC2046
-out=$(cd "$top" && shellcheck -S warning -f gcc $(git ls-files '*.sh' guest/inside/init .ci/run) 2>&1) || true
+out=$(cd "$top" && shellcheck -S warning -f gcc $(git ls-files '*.sh' guest/inside/init .ci/run \
+	debian/tests/unit debian/tests/installed debian/tests/dkms-build) 2>&1) || true
 report shellcheck_finds_no_warning_in_the_scripts "$out"
 
 say "check: every test function runs on some lower, and only on known ones" >&2
