@@ -286,6 +286,34 @@ test_file_open_for_write_cannot_gain_cow_link() {
 	check_try OK link $M/a $M/b
 }
 
+# A writer opened O_WRONLY through one name (a log a tool keeps open for
+# appending) holds the inode the names share read-only until its first
+# write: a link of another name made meanwhile (a clone of the tree while
+# another run is busy) works, as on the lower fs, and so does running a
+# program through another name; the write then goes to its name alone.
+test_writer_that_has_not_written_stops_no_link_or_exec_of_another_name() {
+	check_try OK setcow $M 1
+	printf old >$M/a
+	ln $M/a $M/b
+	i=$(ino $M/a)
+	exec 3>>$M/a
+	check_try OK link $M/b $M/c
+	check_eq "$(ino $M/a)" "$i" "a's inode before its writer writes"
+	echo new >&3
+	exec 3>&-
+	check_eq "$(content $M/a)" oldnew "a after its writer's write"
+	check_eq "$(content $M/b)$(content $M/c)" oldold "b and c"
+	check_eq "$(ino $M/b):$(ino $M/c)" "$i:$i" "b and c keep the inode"
+	check_eq "$(nlink $M/b)" 2 "b's links: b and c"
+	cp /bin/true $M/p
+	ln $M/p $M/q
+	i=$(ino $M/p)
+	exec 3>>$M/p
+	$M/q || fail "running q while a writer of p has not written: $?"
+	exec 3>&-
+	check_eq "$(ino $M/p):$(ino $M/q)" "$i:$i" "a writer that never wrote copies nothing"
+}
+
 test_sparse_file_stays_sparse() {
 	check_try OK setcow $M 1
 	dd if=/dev/urandom of=$M/s bs=4096 count=1 seek=1000 2>/dev/null

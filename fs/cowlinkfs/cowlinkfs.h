@@ -133,7 +133,10 @@ struct cowlinkfs_stale {
  * at open: editors such as vim open O_WRONLY, compare st_ino from fstat()
  * on the new fd with a stat() made before open() and refuse to write if
  * they differ (vim's E949).  Opening write-only and closing again copies
- * nothing.  O_RDWR and O_TRUNC opens break at open.
+ * nothing.  Until its first change such a writer of a name that shares
+ * a COW inode holds that inode open for reading only, so that it is not
+ * a writer of the other names (which link() and the flag ioctl refuse).
+ * O_RDWR and O_TRUNC opens break at open.
  */
 struct cowlinkfs_file {
 	struct file *real;

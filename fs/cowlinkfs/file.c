@@ -98,6 +98,13 @@ static int cowlinkfs_real_follow(struct file *file)
 	return 0;
 }
 
+/* Is the lower file of a writer still the read-only one of its open? */
+static bool cowlinkfs_real_stand_in(struct file *file)
+{
+	return (file->f_mode & FMODE_WRITE) &&
+	       !(cowlinkfs_real(file)->f_mode & FMODE_WRITE);
+}
+
 /**
  * cowlinkfs_prepare_change - break the link before a file is first changed
  * @file: cowlinkfs file about to be written, truncated or mapped shared
@@ -135,10 +142,13 @@ static int cowlinkfs_prepare_change(struct file *file, loff_t size)
 
 	/*
 	 * Another writer may have broken the name after open() looked up
-	 * the lower inode: follow the name even if we copied nothing.
+	 * the lower inode: follow the name even if we copied nothing.  A
+	 * writer opened on a shared COW inode holds it read-only until now
+	 * (cowlinkfs_open()): it takes write access here, on its own copy,
+	 * or on the same inode if no other name shares it any more.
 	 */
 	real = NULL;
-	if (cowlinkfs_real_moved(file)) {
+	if (cowlinkfs_real_moved(file) || cowlinkfs_real_stand_in(file)) {
 		real = cowlinkfs_open_real(file);
 		if (IS_ERR(real))
 			return PTR_ERR(real);
@@ -153,7 +163,8 @@ swap:
 	}
 	spin_lock(&cf->lock);
 	if (cf->pending) {
-		if (real && file_inode(cf->real) != file_inode(real)) {
+		if (real && (file_inode(cf->real) != file_inode(real) ||
+			     cowlinkfs_real_stand_in(file))) {
 			cowlinkfs_file_swap(file, real, stale);
 			real = NULL;
 			stale = NULL;
@@ -210,6 +221,24 @@ static int cowlinkfs_shared_cow(struct inode *inode)
 }
 
 /*
+ * The lower file of @file opened for reading only, with its other flags:
+ * what a writer holds until its first change while its name shares a COW
+ * inode (see cowlinkfs_open()).  dentry_open() checks no permission, as
+ * cowlinkfs_open_real() relies on too: may_open() checked ours.
+ */
+static struct file *cowlinkfs_open_stand_in(struct file *file)
+{
+	struct path lowerpath;
+	struct file *real;
+
+	cowlinkfs_lower_path(file_inode(file), &lowerpath);
+	real = dentry_open(&lowerpath, O_RDONLY | (file->f_flags &
+			   ~(O_ACCMODE | COWLINKFS_OPEN_MASK)), file->f_cred);
+	path_put(&lowerpath);
+	return real;
+}
+
+/*
  * An O_TRUNC open for writing breaks the link with a copy of no bytes
  * before the lower file is opened.  Should that open then fail (O_DIRECT
  * where the lower fs has none), the name would have lost its bytes to a
@@ -219,16 +248,12 @@ static int cowlinkfs_shared_cow(struct inode *inode)
  */
 static int cowlinkfs_probe_trunc(struct file *file)
 {
-	struct path lowerpath;
 	struct file *probe;
 
 	if (!(file->f_flags & O_TRUNC) ||
 	    cowlinkfs_shared_cow(file_inode(file)) <= 0)
 		return 0;
-	cowlinkfs_lower_path(file_inode(file), &lowerpath);
-	probe = dentry_open(&lowerpath, O_RDONLY | (file->f_flags &
-			    ~(O_ACCMODE | COWLINKFS_OPEN_MASK)), file->f_cred);
-	path_put(&lowerpath);
+	probe = cowlinkfs_open_stand_in(file);
 	if (IS_ERR(probe))
 		return PTR_ERR(probe);
 	fput(probe);
@@ -244,9 +269,11 @@ static int cowlinkfs_probe_trunc(struct file *file)
  * only for someone allowed to write.  O_TRUNC changes the file right away,
  * and O_RDWR allows a shared writable mmap, whose ->mmap cannot make a
  * copy: those break at open.  O_WRONLY opens break at their first change
- * (see struct cowlinkfs_file), but for one of a running program's names:
- * the program denies writers on the lower inode (ETXTBSY), and the writer
- * gets its own copy at once instead, as cowlinks should.
+ * (see struct cowlinkfs_file) and until then hold the inode the names
+ * share open for reading only.  Should the name become shared between
+ * that check and the open, for one of a running program's names, which
+ * denies writers on the lower inode (ETXTBSY), the writer gets its own
+ * copy at once instead, as cowlinks should.
  *
  * A break at open is made before the lower file takes write access; in
  * between, link() or COWLINKFS_IOC_SETCOW through another name can make the
@@ -299,7 +326,17 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 			/* Removed since the lookup: see below. */
 			unlinked = err;
 		}
-		realfile = cowlinkfs_open_real(file);
+		/*
+		 * A writer that will break at its first change holds no write
+		 * access to the inode the other names share until then: a
+		 * link() or a flag set through another name (a clone made
+		 * while a tool has a log open for appending) is no reason to
+		 * refuse, and a program run through another name is safe.
+		 */
+		if (writer && !break_now && cowlinkfs_shared_cow(inode) > 0)
+			realfile = cowlinkfs_open_stand_in(file);
+		else
+			realfile = cowlinkfs_open_real(file);
 		if (IS_ERR(realfile)) {
 			err = PTR_ERR(realfile);
 			if (err == -ETXTBSY && writer && !break_now &&
