@@ -19,19 +19,30 @@ rm -rf "$stage"
 mkdir -p "$stage/results" "$stage/bin" "$run"
 
 # The module builds in a copy of its sources kept beside the disks, one
-# per kernel build (objects of another config must never be reused); the
-# copy keeps the sources' times, so Kbuild rebuilds what changed.
-MODULE_DIR=$run/module-${kdir##*/kernel-}
+# per kernel build (objects of another config must never be reused) and
+# per checkout (a git worktree sharing the cache must never take
+# another's objects).  A source is copied only when its bytes differ from
+# the copy's, and then gets a new time, so Kbuild rebuilds what changed.
+top_id=$(echo "$COWLINKFS_TOP" | sha256sum | cut -c1-8)
+MODULE_DIR=$run/module-${kdir##*/kernel-}-$top_id
 say "stage: building cowlinkfs.ko against $kdir"
 mkdir -p "$MODULE_DIR/uapi/linux"
-find "$MODULE_DIR" -maxdepth 1 -name '*.[ch]' ! -name '*.mod.c' -delete
-cp -p "$COWLINKFS_TOP"/fs/cowlinkfs/Makefile "$COWLINKFS_TOP"/fs/cowlinkfs/Kconfig \
-	"$COWLINKFS_TOP/VERSION" "$MODULE_DIR/"
+srcs=()
 for f in "$COWLINKFS_TOP"/fs/cowlinkfs/*.[ch]; do
 	case $f in *.mod.c) continue ;; esac
-	cp -p "$f" "$MODULE_DIR/"
+	srcs+=("${f##*/}")
 done
-cp -p "$COWLINKFS_TOP/fs/cowlinkfs/uapi/linux/cowlinkfs.h" "$MODULE_DIR/uapi/linux/"
+for f in "$MODULE_DIR"/*.[ch]; do
+	case " ${srcs[*]} " in *" ${f##*/} "*) ;; *) [[ $f == *.mod.c ]] || rm -f "$f" ;; esac
+done
+syncfile() {
+	cmp -s "$1" "$2" || cp "$1" "$2"
+}
+for f in Makefile Kconfig "${srcs[@]}"; do
+	syncfile "$COWLINKFS_TOP/fs/cowlinkfs/$f" "$MODULE_DIR/$f"
+done
+syncfile "$COWLINKFS_TOP/VERSION" "$MODULE_DIR/VERSION"
+syncfile "$COWLINKFS_TOP/fs/cowlinkfs/uapi/linux/cowlinkfs.h" "$MODULE_DIR/uapi/linux/cowlinkfs.h"
 export MODULE_DIR
 module_make W=1 modules >>"$log" 2>&1 || {
 	tail -n 30 "$log" >&2
@@ -44,15 +55,18 @@ if grep -q 'warning:' "$log"; then
 fi
 cp "$MODULE_DIR/cowlinkfs.ko" "$stage/"
 
-# Built into the run directory, again only where a source changed; tools/
-# builds in place: one stage at a time.
+# Built into the run directory, again only where a source changed (make
+# compares times: one directory per checkout, so that a git worktree
+# sharing the cache never takes another's newer binaries); tools/ builds
+# in place: one stage at a time.
 say "stage: cross-compiling test helpers and tools"
+bin=$run/bin-$top_id
 flock "$COWLINKFS_CACHE/cross.lock" \
-	make -C "$COWLINKFS_TOP" -s cross CROSS_OUT="$run/bin" >>"$log" 2>&1 || {
+	make -C "$COWLINKFS_TOP" -s cross CROSS_OUT="$bin" >>"$log" 2>&1 || {
 	tail -n 30 "$log" >&2
 	exit 1
 }
-cp -p "$run"/bin/* "$stage/bin/"
+cp -p "$bin"/* "$stage/bin/"
 
 if [ "$mode" = install ]; then
 	# The guest's architecture, named: deb.sh builds the host's by default.
@@ -92,6 +106,17 @@ if [ "$mode" = crash2 ]; then
 	say "stage: keeping the lower filesystems of the crashed boot"
 	exit 0
 fi
+# The pristine foreign tree of the cross-arch runs (tests/t_crossarch.sh,
+# the crash test): a qcow2 overlay over the cached image, so that a run
+# never changes the cache and the crash test's second boot sees what the
+# first left.
+rm -f "$run/foreign.qcow2"
+case $mode in
+test | debug | demo | shell | crash1)
+	foreign=$(bash "$COWLINKFS_TOP/guest/foreign.sh")
+	qemu-img create -q -f qcow2 -F raw -b "$foreign" "$run/foreign.qcow2" >>"$log"
+	;;
+esac
 # make bench copies whole trees: its lowers are BENCH_DISK (sparse) each
 size=512M
 [ "$mode" != bench ] || size=$BENCH_DISK
