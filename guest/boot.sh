@@ -20,6 +20,8 @@ disks=()
 [ "$mode" != bench ] || disks=("$run/bsrc.img:snap")
 # fstests: its build (guest/fstests.sh), its test and scratch devices
 [ "$mode" != fstests ] || disks=("$run/fstests.img:snap" "$run/fst-test.img" "$run/fst-scratch.img")
+# the cross-arch runs' pristine tree, where stage.sh made its overlay
+[ ! -e "$run/foreign.qcow2" ] || disks+=("$run/foreign.qcow2")
 drives=()
 n=0
 for d in "$(rootfs_img "$variant"):snap" "$run/tests.img" "$run/ext2.img" "$run/ext3.img" \
@@ -28,7 +30,9 @@ for d in "$(rootfs_img "$variant"):snap" "$run/tests.img" "$run/ext2.img" "$run/
 	f=${d%:snap}
 	snap=off
 	[ "$f" = "$d" ] || snap=on
-	drives+=(-drive "file=$f,if=none,id=d$n,format=raw,cache=unsafe,snapshot=$snap"
+	format=raw
+	[ "${f%.qcow2}" = "$f" ] || format=qcow2
+	drives+=(-drive "file=$f,if=none,id=d$n,format=$format,cache=unsafe,snapshot=$snap"
 		-device "virtio-blk-pci,drive=d$n,romfile=")
 	n=$((n + 1))
 done

@@ -62,5 +62,21 @@ for fs in ext3 xfs; do
 	umount /mnt/$fs
 	umount /lower/$fs
 done
+. /t/tests/foreign.sh
+foreign_setup
+echo "# the first boot cut the power with $(cat $FL/crash-busy) of 4 cross-arch runs running" | tee -a $R/tap
+manifest $FL/tree >/tmp/manifest.after
+if diff $FL/manifest.before /tmp/manifest.after >/tmp/manifest.diff; then
+	report ok foreign/crash/pristine_tree_intact_after_a_power_cut_mid_run
+else
+	report fail foreign/crash/pristine_tree_intact_after_a_power_cut_mid_run \
+		"manifest differs: $(head -n 6 /tmp/manifest.diff | tr '\n' ' ')"
+fi
+if [ -z "$(ls -A $FL/.cowlinkfs-work)" ]; then
+	report ok foreign/crash/nothing_stray_after_mount
+else
+	report fail foreign/crash/nothing_stray_after_mount "$(ls -A $FL/.cowlinkfs-work | wc -l) entries in the work dir"
+fi
+foreign_teardown
 dmesg | grep -E 'cowlinkfs: removed' | sed 's/^/# /' | tee -a $R/tap
 echo "1..$n" | tee -a $R/tap

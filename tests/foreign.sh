@@ -1,0 +1,106 @@
+# shellcheck shell=sh
+# Guest: the pristine foreign tree of the cross-arch runs (guest/foreign.sh
+# built it on the disk labelled cl-foreign).  Sourced by t_crossarch.sh,
+# crash1.sh and crash2.sh.
+#   FL        the disk's fs, mounted on /lower/foreign (the binfmt entry
+#             names its interpreter there)
+#   FM        cowlinkfs over it, on /mnt/foreign
+#   P         the pristine tree through cowlinkfs, $FM/tree
+#   FOREIGN   the tree's Debian architecture
+#   DEBS      where make_debs puts the runs' packages
+
+FL=/lower/foreign
+FM=/mnt/foreign
+P=$FM/tree
+DEBS=/tmp/crossarch-debs
+case $(uname -m) in
+aarch64) FOREIGN=amd64 BINFMT=qemu-x86_64 ;;
+*) FOREIGN=arm64 BINFMT=qemu-aarch64 ;;
+esac
+
+# foreign_setup: mount the disk and cowlinkfs over it, register the
+# interpreter
+foreign_setup() {
+	mkdir -p $FL $FM
+	mount "$(blkid -L cl-foreign)" $FL
+	mount -t cowlinkfs $FL $FM
+	[ -e /proc/sys/fs/binfmt_misc/register ] ||
+		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+	[ -e /proc/sys/fs/binfmt_misc/$BINFMT ] ||
+		cat $FL/qemu/binfmt >/proc/sys/fs/binfmt_misc/register
+}
+
+# foreign_teardown: undo foreign_setup (the F flag holds the interpreter
+# open, and with it the disk's fs)
+foreign_teardown() {
+	echo -1 >/proc/sys/fs/binfmt_misc/$BINFMT
+	umount $FM
+	umount $FL
+}
+
+# manifest DIR: what must not change in a pristine tree, one line per
+# name, sorted: type, mode, owner, size, mtime, device numbers, contents'
+# sha256 and every xattr (security.capability, ACLs, the cow flag).  Not
+# ctime, nlink or atime: a clone's links change those by design.
+manifest() {
+	(
+		cd "$1"
+		find . -xdev -exec stat -c '%n %F %a %u:%g %s %.9Y %t:%T' {} + | sort
+		find . -xdev -type f -exec sha256sum {} + | sort -k 2
+		getfattr -R -P -h -d -m - -e hex . 2>/dev/null |
+			awk '/^# file: / { f = $0; next } NF { print f, $0 }' | sort
+	)
+}
+
+# make_debs: the packages the runs install, built here (dpkg-deb is the guest's own;
+# Architecture: all installs on any tree):
+#   cltest-conf   a conffile, /etc/cltest.conf
+#   cltest-cap    a program its postinst gives a capability with setcap
+#   cltest-purge  installed, then purged
+make_debs() {
+	d=$DEBS
+	rm -rf "$d"
+	mkdir "$d"
+	for p in cltest-conf cltest-cap cltest-purge; do
+		mkdir -p "$d/$p/DEBIAN" "$d/$p/usr/share/$p"
+		echo "$p data" >"$d/$p/usr/share/$p/data"
+		cat >"$d/$p/DEBIAN/control" <<-EOF
+			Package: $p
+			Version: 1.0
+			Architecture: all
+			Maintainer: cowlinkfs tests <tests@cowlinkfs.invalid>
+			Description: cowlinkfs cross-arch test package $p
+		EOF
+	done
+	mkdir -p "$d/cltest-conf/etc"
+	echo "setting = 1" >"$d/cltest-conf/etc/cltest.conf"
+	echo /etc/cltest.conf >"$d/cltest-conf/DEBIAN/conffiles"
+	mkdir -p "$d/cltest-cap/usr/bin"
+	printf '#!/bin/sh\necho cltest\n' >"$d/cltest-cap/usr/bin/cltest-tool"
+	chmod 755 "$d/cltest-cap/usr/bin/cltest-tool"
+	printf '#!/bin/sh\nset -e\nsetcap cap_net_raw+ep /usr/bin/cltest-tool\n' \
+		>"$d/cltest-cap/DEBIAN/postinst"
+	chmod 755 "$d/cltest-cap/DEBIAN/postinst"
+	for p in cltest-conf cltest-cap cltest-purge; do
+		dpkg-deb -Zgzip --root-owner-group --build "$d/$p" "$d/$p.deb" >/dev/null
+	done
+}
+
+# one_run CLONE N: what run N does in its clone, every command in the
+# chroot (so, a foreign program under qemu-user)
+one_run() {
+	c=$1
+	n=$2
+	mkdir "$c/tmp/debs"
+	cp "$DEBS"/*.deb "$c/tmp/debs/"
+	chroot "$c" dpkg -i /tmp/debs/cltest-conf.deb /tmp/debs/cltest-cap.deb \
+		/tmp/debs/cltest-purge.deb
+	chroot "$c" dpkg --purge cltest-purge
+	chroot "$c" sed -i "s/^UMASK.*/UMASK 02$n/" /etc/login.defs
+	chroot "$c" sh -c "echo run$n >>/etc/motd"
+	chroot "$c" chmod 700 /usr/bin/env
+	chroot "$c" setfacl -m "u:100$n:r" /etc/issue
+	printf 'RUN%s' "$n" | chroot "$c" busybox dd of=/etc/issue.net conv=notrunc 2>/dev/null
+	chroot "$c" ln /etc/host.conf /etc/host.conf.run
+	chroot "$c" sh -c "echo run$n >>/etc/host.conf.run"
+}
