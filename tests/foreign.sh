@@ -11,8 +11,10 @@
 
 FL=/lower/foreign
 FM=/mnt/foreign
+# shellcheck disable=SC2034 # used by the scripts that source this
 P=$FM/tree
 DEBS=/tmp/crossarch-debs
+# shellcheck disable=SC2034 # used by the scripts that source this
 case $(uname -m) in
 aarch64) FOREIGN=amd64 BINFMT=qemu-x86_64 ;;
 *) FOREIGN=arm64 BINFMT=qemu-aarch64 ;;
@@ -44,7 +46,7 @@ foreign_teardown() {
 # ctime, nlink or atime: a clone's links change those by design.
 manifest() {
 	(
-		cd "$1"
+		cd "$1" || exit 1
 		find . -xdev -exec stat -c '%n %F %a %u:%g %s %.9Y %t:%T' {} + | sort
 		find . -xdev -type f -exec sha256sum {} + | sort -k 2
 		getfattr -R -P -h -d -m - -e hex . 2>/dev/null |

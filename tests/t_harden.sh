@@ -643,6 +643,32 @@ ftrunc_fd() {
 		    $!{ESTALE} ? "ESTALE\n" : "$!\n"' "$1"
 }
 
+# A write-only descriptor holds the shared inode read-only until its first
+# write (cowlinkfs_open()).  If by then its name and every other name are
+# gone, no name is left to protect: the write goes to the unnamed inode,
+# as on the lower fs, and a descriptor whose name was renamed over while
+# another name lives on writes an unnamed copy of its own.
+test_writer_whose_names_are_all_removed_before_its_first_write_still_writes() {
+	check_try OK setcow "$M" 1
+	printf old >"$M/a"
+	ln "$M/a" "$M/b"
+	exec 3>>"$M/a"
+	rm "$M/b" "$M/a"
+	echo new >&3 || fail "write through the descriptor of a removed name"
+	check_eq "$(cat /proc/self/fd/3 2>&1)" oldnew "bytes through the descriptor"
+	exec 3>&-
+	printf old >"$M/c"
+	ln "$M/c" "$M/d"
+	printf other >"$M/e"
+	exec 3>>"$M/c"
+	mv "$M/e" "$M/c"
+	echo new >&3 || fail "write through the descriptor of a name renamed over"
+	exec 3>&-
+	check_eq "$(content "$M/d")" old "the other name's bytes"
+	check_eq "$(content "$M/c")" other "the name renamed over"
+	check_eq "$(ls -A "$L/.cowlinkfs-work")" "" "work dir"
+}
+
 # A descriptor of a name that was removed since it was opened still points
 # at the inode the other names keep.  write() gives it an unnamed copy
 # (cowlinkfs_break_writer), but cowlinkfs_setattr() breaks with

@@ -617,7 +617,9 @@ static bool cowlinkfs_name_gone(struct inode *inode)
  * cowlinkfs_copy_unlinked - a private copy for a writer whose name is gone
  * @inode: cowlinkfs inode of the name, which was unlinked or renamed over
  *	   through the mount after the writer looked it up
- * @real: the writer's lower file, on the inode the name had
+ * @real: the writer's lower file, on the inode the name had (read-only
+ *	  for a writer that has not written yet, see cowlinkfs_open())
+ * @flags: the writer's open flags, for its file on the copy
  * @cred: the writer's credentials, for its file on the copy
  * @size: as for cowlinkfs_break_size()
  *
@@ -633,7 +635,8 @@ static bool cowlinkfs_name_gone(struct inode *inode)
  * ERR_PTR().
  */
 struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
-				     const struct cred *cred, loff_t size)
+				     int flags, const struct cred *cred,
+				     loff_t size)
 {
 	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
 	struct super_block *sb = inode->i_sb;
@@ -666,7 +669,7 @@ struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
 	if (err)
 		goto out_drop;
 	/* The writer's own access, on the copy. */
-	file = dentry_open(&copy->f_path, real->f_flags, cred);
+	file = dentry_open(&copy->f_path, flags, cred);
 	fput(copy);
 	cowlinkfs_drop_write(sb);
 	return file;

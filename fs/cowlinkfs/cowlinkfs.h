@@ -297,6 +297,7 @@ bool cowlinkfs_lower_shared(struct inode *inode);
 int cowlinkfs_may_break(struct inode *inode);
 int cowlinkfs_break_writer(struct dentry *dentry, loff_t size);
 struct file *cowlinkfs_copy_unlinked(struct inode *inode, struct file *real,
-				     const struct cred *cred, loff_t size);
+				     int flags, const struct cred *cred,
+				     loff_t size);
 
 #endif /* _COWLINKFS_H */

@@ -134,7 +134,13 @@ static int cowlinkfs_prepare_change(struct file *file, loff_t size)
 	if (err) {
 		/* The name was unlinked or renamed over since open(). */
 		real = cowlinkfs_copy_unlinked(inode, cowlinkfs_real(file),
+					       file->f_flags & ~COWLINKFS_OPEN_MASK,
 					       file->f_cred, size);
+		/* No other name to protect: write access on the inode itself. */
+		if (!real && cowlinkfs_real_stand_in(file))
+			real = dentry_open(&cowlinkfs_real(file)->f_path,
+					   file->f_flags & ~COWLINKFS_OPEN_MASK,
+					   file->f_cred);
 		if (IS_ERR(real))
 			return PTR_ERR(real);
 		goto swap;
@@ -373,7 +379,8 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 	 * own, unnamed, if other names still share the inode.
 	 */
 	if (unlinked && writer) {
-		copy = cowlinkfs_copy_unlinked(inode, realfile, current_cred(),
+		copy = cowlinkfs_copy_unlinked(inode, realfile, realfile->f_flags,
+					       current_cred(),
 					       trunc ? 0 : LLONG_MAX);
 		if (IS_ERR(copy)) {
 			fput(realfile);
