@@ -98,11 +98,78 @@ static int cowlinkfs_real_follow(struct file *file)
 	return 0;
 }
 
+/*
+ * Must the name be broken (again) before its lower file is opened for
+ * writing?  The name has other links and is COW: 1, 0 or a negative errno.
+ */
+static int cowlinkfs_shared_cow(struct inode *inode)
+{
+	if (!S_ISREG(inode->i_mode) || !cowlinkfs_lower_shared(inode))
+		return 0;
+	return cowlinkfs_is_cow(inode);
+}
+
 /* Is the lower file of a writer still the read-only one of its open? */
 static bool cowlinkfs_real_stand_in(struct file *file)
 {
 	return (file->f_mode & FMODE_WRITE) &&
 	       !(cowlinkfs_real(file)->f_mode & FMODE_WRITE);
+}
+
+/*
+ * The lower file a writer's first change should go to, with write access:
+ * its name's own inode once the name is broken (a copy, or the same inode
+ * if no other name shares it), an unnamed copy if the name was removed,
+ * or NULL to go on with @real.  A writer opened on a shared COW inode held
+ * it read-only until now (cowlinkfs_open()).  Sets @again if the file
+ * had to be given up: see cowlinkfs_prepare_change().
+ */
+static struct file *cowlinkfs_writer_real(struct file *file, loff_t size,
+					  bool *again)
+{
+	int flags = file->f_flags & ~COWLINKFS_OPEN_MASK;
+	struct inode *inode = file_inode(file);
+	struct file *real;
+	int err;
+
+	err = cowlinkfs_break_writer(file_dentry(file), size);
+	if (err < 0)
+		return ERR_PTR(err);
+	if (err) {
+		/* The name was unlinked or renamed over since open(). */
+		real = cowlinkfs_copy_unlinked(inode, cowlinkfs_real(file),
+					       flags, file->f_cred, size);
+		if (real || !cowlinkfs_real_stand_in(file))
+			return real;
+		/* No other name to protect: write access on the inode itself. */
+		real = dentry_open(&cowlinkfs_real(file)->f_path, flags,
+				   file->f_cred);
+		if (IS_ERR(real))
+			return real;
+		/* Unless a flag set meanwhile made it COW with other names. */
+		err = file_inode(real)->i_nlink ? cowlinkfs_is_cow(inode) : 0;
+	} else {
+		/*
+		 * Another writer may have broken the name after open() looked
+		 * up the lower inode: follow the name even if we copied
+		 * nothing.
+		 */
+		if (!cowlinkfs_real_moved(file) && !cowlinkfs_real_stand_in(file))
+			return NULL;
+		real = cowlinkfs_open_real(file);
+		if (IS_ERR(real))
+			return real;
+		err = cowlinkfs_shared_cow(inode);
+		if (!err && cowlinkfs_not_names(inode, real))
+			err = 1;
+	}
+	if (!err)
+		return real;
+	fput(real);
+	if (err < 0)
+		return ERR_PTR(err);
+	*again = true;
+	return NULL;
 }
 
 /**
@@ -123,43 +190,27 @@ static int cowlinkfs_prepare_change(struct file *file, loff_t size)
 	struct inode *inode = file_inode(file);
 	struct cowlinkfs_stale *stale = NULL;
 	struct file *real;
-	int err;
 
 	/* Pairs with the release below: a clear @pending means a final @real. */
 	if (likely(!smp_load_acquire(&cf->pending)))
 		return 0;
-	err = cowlinkfs_break_writer(file_dentry(file), size);
-	if (err < 0)
-		return err;
-	if (err) {
-		/* The name was unlinked or renamed over since open(). */
-		real = cowlinkfs_copy_unlinked(inode, cowlinkfs_real(file),
-					       file->f_flags & ~COWLINKFS_OPEN_MASK,
-					       file->f_cred, size);
-		/* No other name to protect: write access on the inode itself. */
-		if (!real && cowlinkfs_real_stand_in(file))
-			real = dentry_open(&cowlinkfs_real(file)->f_path,
-					   file->f_flags & ~COWLINKFS_OPEN_MASK,
-					   file->f_cred);
-		if (IS_ERR(real))
-			return PTR_ERR(real);
-		goto swap;
-	}
-
 	/*
-	 * Another writer may have broken the name after open() looked up
-	 * the lower inode: follow the name even if we copied nothing.  A
-	 * writer opened on a shared COW inode holds it read-only until now
-	 * (cowlinkfs_open()): it takes write access here, on its own copy,
-	 * or on the same inode if no other name shares it any more.
+	 * Once the new lower file holds write access, link() and the flag
+	 * ioctl through another name are refused; one made between the
+	 * break and the open may have made the inode COW with other names
+	 * again: break again, as cowlinkfs_open() does.
 	 */
-	real = NULL;
-	if (cowlinkfs_real_moved(file) || cowlinkfs_real_stand_in(file)) {
-		real = cowlinkfs_open_real(file);
-		if (IS_ERR(real))
-			return PTR_ERR(real);
+	for (;;) {
+		bool again = false;
+
+		real = cowlinkfs_writer_real(file, size, &again);
+		if (!again)
+			break;
+		if (fatal_signal_pending(current))
+			return -EINTR;
 	}
-swap:
+	if (IS_ERR(real))
+		return PTR_ERR(real);
 	if (real) {
 		stale = kmalloc(sizeof(*stale), GFP_KERNEL);
 		if (!stale) {
@@ -169,8 +220,20 @@ swap:
 	}
 	spin_lock(&cf->lock);
 	if (cf->pending) {
-		if (real && (file_inode(cf->real) != file_inode(real) ||
-			     cowlinkfs_real_stand_in(file))) {
+		if (real && file_inode(cf->real) == file_inode(real) &&
+		    cowlinkfs_real_stand_in(file)) {
+			errseq_t seen = file->f_wb_err;
+
+			/*
+			 * The same inode: a writeback error since open() is
+			 * this descriptor's to see, as on the lower fs.
+			 */
+			real->f_wb_err = cf->real->f_wb_err;
+			cowlinkfs_file_swap(file, real, stale);
+			file->f_wb_err = seen;
+			real = NULL;
+			stale = NULL;
+		} else if (real && file_inode(cf->real) != file_inode(real)) {
 			cowlinkfs_file_swap(file, real, stale);
 			real = NULL;
 			stale = NULL;
@@ -216,30 +279,23 @@ int cowlinkfs_truncate_path(struct file *file, loff_t size, struct path *path)
 }
 
 /*
- * Must the name be broken (again) before its lower file is opened for
- * writing?  The name has other links and is COW: 1, 0 or a negative errno.
- */
-static int cowlinkfs_shared_cow(struct inode *inode)
-{
-	if (!S_ISREG(inode->i_mode) || !cowlinkfs_lower_shared(inode))
-		return 0;
-	return cowlinkfs_is_cow(inode);
-}
-
-/*
  * The lower file of @file opened for reading only, with its other flags:
  * what a writer holds until its first change while its name shares a COW
- * inode (see cowlinkfs_open()).  dentry_open() checks no permission, as
- * cowlinkfs_open_real() relies on too: may_open() checked ours.
+ * inode (see cowlinkfs_open()).  Nothing is ever read through it (our
+ * file is not readable), so it is opened as the mounter, as a break's
+ * files are: an LSM that lets the caller write the file but not read it
+ * (Landlock, an append-only SELinux domain) must not refuse the open.
  */
 static struct file *cowlinkfs_open_stand_in(struct file *file)
 {
+	struct super_block *sb = file_inode(file)->i_sb;
 	struct path lowerpath;
 	struct file *real;
 
 	cowlinkfs_lower_path(file_inode(file), &lowerpath);
 	real = dentry_open(&lowerpath, O_RDONLY | (file->f_flags &
-			   ~(O_ACCMODE | COWLINKFS_OPEN_MASK)), file->f_cred);
+			   ~(O_ACCMODE | COWLINKFS_OPEN_MASK)),
+			   COWLINKFS_SB(sb)->creator_cred);
 	path_put(&lowerpath);
 	return real;
 }
@@ -339,10 +395,18 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 		 * while a tool has a log open for appending) is no reason to
 		 * refuse, and a program run through another name is safe.
 		 */
-		if (writer && !break_now && cowlinkfs_shared_cow(inode) > 0)
+		realfile = cowlinkfs_open_real(file);
+		if (!IS_ERR(realfile) && writer && !break_now &&
+		    cowlinkfs_shared_cow(inode) > 0) {
+			/*
+			 * The write open above answered what the lower fs
+			 * answers (EROFS, an LSM's refusal, a running
+			 * program's ETXTBSY) now and not at the first write;
+			 * its write access goes at once.
+			 */
+			fput(realfile);
 			realfile = cowlinkfs_open_stand_in(file);
-		else
-			realfile = cowlinkfs_open_real(file);
+		}
 		if (IS_ERR(realfile)) {
 			err = PTR_ERR(realfile);
 			if (err == -ETXTBSY && writer && !break_now &&
@@ -786,7 +850,9 @@ out:
  *
  * FS_IOC_GETFLAGS and friends never get here: the VFS calls our
  * ->fileattr_get/set.  Anything else goes to the lower file, which was
- * opened with the same access mode (see cowlinkfs_lower_ioctl()).
+ * opened with the same access mode, but for a writer that has not changed
+ * the file yet, whose ioctls that may write make it change first (see
+ * cowlinkfs_lower_ioctl()).
  *
  * Return: 0 or the ioctl's result, negative errno on failure.
  */
