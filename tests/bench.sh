@@ -147,6 +147,7 @@ up() {
 	bare | cowdancer) W=$B/x P=$B/x ;;
 	cowlinkfs-flag) must mount -t cowlinkfs -o cow=flag "$B/x" /mnt/b ;;
 	cowlinkfs-all) must mount -t cowlinkfs -o cow=all "$B/x" /mnt/b ;;
+	cowlinkfs-nosync) must mount -t cowlinkfs -o cow=all,break_sync=off "$B/x" /mnt/b ;;
 	overlayfs)
 		P=$B/x
 		fixed
@@ -290,6 +291,31 @@ tree() {
 	# cowdancer's cow-shell scans its directory: leave scale() its own
 	! mountpoint -q /mnt/b2 || must umount /mnt/b2
 	rm -rf "$W/orig" "$W/orig.clone" "$W/copy"
+}
+
+# edits: many breaks, as a test run in a clone makes them: a line
+# appended to every file of a clone of the tree, each a first write to a
+# file with two names; then the same on a new clone followed by syncfs, so
+# that what break_sync=off only puts off is counted.  Only where a break
+# is a copy (bare appends to both trees: the cost of the writes alone).
+edits() {
+	case $cfg in bare | cowlinkfs-all | cowlinkfs-nosync) ;; *) return 0 ;; esac
+	k=$BENCH_FILES
+	must mkdir "$P/e" || return 0
+	must tar -xf "/bsrc/tree-$k.tar" -C "$P/e" || return 0
+	# shellcheck disable=SC2016
+	app='cd "$1" && find . -type f | while read -r f; do echo edited >>"$f" || exit 1; done'
+	for step in append append-syncfs; do
+		syncfs=
+		[ "$step" = append ] || syncfs=' && sync -f .'
+		clone edits-clone "$k" e
+		t "edits-$step" 0 "$k" "a line appended to every file${syncfs:+, then syncfs}" \
+			sh -c "$app$syncfs" - "$C"
+		[ "$cfg" = bare ] || check "edits-$step: original kept" \
+			[ "$(tail -c 7 "$W/e/Makefile")" != edited ]
+		must rm -rf "$C"
+	done
+	rm -rf "${W:?}/e"
 }
 
 # scale: clone, diff -r and one break on trees of each size

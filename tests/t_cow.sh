@@ -568,3 +568,31 @@ test_breaks_and_renames_under_memory_pressure() {
 	done
 	kill $hog $dropper 2>/dev/null || true
 }
+
+# break_sync=off changes when a copy reaches the disk, nothing a caller
+# sees: every kind of break gives the broken name its own inode with the
+# change, and the other name the old inode, bytes, owner and mode.
+# matrix: core
+test_breaks_under_break_sync_off_keep_both_names_right() {
+	mount -o remount,break_sync=off "$M" || fail "remount,break_sync=off"
+	grep -q " $M cowlinkfs .*,break_sync=off " /proc/mounts || fail "not break_sync=off"
+	for how in append write mmapwrite truncate chmod setxattr; do
+		rm -f "$M/a" "$M/b"
+		cow_pair 640
+		old=$(ino "$M/a")
+		case $how in
+		append) check_try OK append "$M/a" x; want=oldx ;;
+		write) check_try OK write "$M/a" 1 W; want=oWd ;;
+		mmapwrite) check_try OK mmapwrite "$M/a" 0 M; want=Mld ;;
+		truncate) check_try OK truncate "$M/a" 1; want=o ;;
+		chmod) check_try OK chmod "$M/a" 600; want=old ;;
+		setxattr) check_try OK setxattr "$M/a" "$XNS.k" v; want=old ;;
+		esac
+		check_broken "$old"
+		check_eq "$(content "$M/a")" "$want" "$how: the broken name's bytes"
+		check_eq "$(mode "$M/b")" 640 "$how: the other name's mode"
+		check_try 1 getcow "$M/a"
+	done
+	check_eq "$(mode "$M/a")" 640 "setxattr: the copy's mode"
+	check_eq "$(ls -A "$L/.cowlinkfs-work")" "" "the work dir"
+}

@@ -159,3 +159,44 @@ test_case_insensitive_lower_dirs_are_refused() {
 	check_try EINVAL mount $ci/fs/d $ci/m
 	umount $ci/fs
 }
+
+# break_sync=off shows in /proc/mounts, on (the default) does not, as
+# overlayfs shows only "volatile"; a remount changes it either way and
+# one that does not give it keeps it.
+test_break_sync_option_in_proc_mounts_and_remount() {
+	mkdir $L/d
+	mkdir -p /mnt/o
+	trap 'umount /mnt/o 2>/dev/null || true' EXIT
+	# what cowlinkfs shows, not the mount flags before it
+	opts() { awk '$2 == "/mnt/o" && $3 == "cowlinkfs" { sub(/^.*,lowerdir=/, "lowerdir=", $4); print $4 }' /proc/mounts; }
+	check_try OK mount $L/d /mnt/o break_sync=off
+	check_eq "$(opts)" "lowerdir=$L/d,cow=flag,break_sync=off" "mounted break_sync=off"
+	check_try OK remount /mnt/o cow=all
+	check_eq "$(opts)" "lowerdir=$L/d,cow=all,break_sync=off" "a remount without it keeps it"
+	check_try OK remount /mnt/o break_sync=on
+	check_eq "$(opts)" "lowerdir=$L/d,cow=all" "remounted break_sync=on"
+	check_try OK remount /mnt/o break_sync=off
+	check_eq "$(opts)" "lowerdir=$L/d,cow=all,break_sync=off" "remounted break_sync=off"
+	umount /mnt/o
+	check_try OK mount $L/d /mnt/o cow=flag,break_sync=on
+	check_eq "$(opts)" "lowerdir=$L/d,cow=flag" "mounted break_sync=on"
+	umount /mnt/o
+}
+
+# break_sync takes on or off and nothing else, at mount and at remount,
+# with a kernel log line naming it; a refused remount changes nothing.
+test_bad_break_sync_value_is_einval_and_logged() {
+	mkdir $L/d
+	for v in break_sync=maybe break_sync=yes break_sync=1 break_sync= break_sync; do
+		k=$(klog_mark)
+		check_try EINVAL mount $L/d /mnt "$v"
+		klog_since "$k" | grep -q "cowlinkfs: Bad value for 'break_sync'" ||
+			fail "$v: no kernel log line naming the option: $(klog_since "$k" | tail -n 3)"
+	done
+	check_eq "$(grep -c ' /mnt cowlinkfs' /proc/mounts)" 0 "nothing mounted"
+	check_try EINVAL remount $M break_sync=nope
+	check_try OK remount $M break_sync=off
+	check_try EINVAL remount $M break_sync=never
+	grep -q " $M cowlinkfs .*,break_sync=off " /proc/mounts ||
+		fail "a refused remount changed it: $(grep " $M " /proc/mounts)"
+}

@@ -321,7 +321,7 @@ static noinline int cowlinkfs_copy_attrs(struct dentry *new,
 
 ALLOW_ERROR_INJECTION(cowlinkfs_copy_attrs, ERRNO);
 
-/* Step 6: the copy is durable before it gets a name. */
+/* Step 6: the copy is durable before it gets a name (break_sync=on). */
 static noinline int cowlinkfs_sync_copy(struct file *new)
 {
 	return vfs_fsync(new, 0);
@@ -350,10 +350,17 @@ static noinline int cowlinkfs_rename_over(struct dentry *work,
 ALLOW_ERROR_INJECTION(cowlinkfs_rename_over, ERRNO);
 
 /*
- * Make the complete copy of @old in @new, durable before it gets a name.
+ * Make the complete copy of @old in @new, durable before it gets a name
+ * unless the mount says break_sync=off.  Without the fsync a crash may
+ * leave the name on a copy whose data the lower fs had not written back
+ * yet; the fsync protects nothing else: the old inode is only read, the
+ * other names are not touched, and on a journalling lower fs the copy's
+ * metadata is committed no later than the rename that names it.  The
+ * setting is read when the copy is complete (see
+ * cowlinkfs_set_break_sync()).
  */
-static int cowlinkfs_copy_inode(struct path *old, struct file *new,
-				struct kstat *stat)
+static int cowlinkfs_copy_inode(struct super_block *sb, struct path *old,
+				struct file *new, struct kstat *stat)
 {
 	struct dentry *dnew = new->f_path.dentry;
 	int err;
@@ -365,8 +372,11 @@ static int cowlinkfs_copy_inode(struct path *old, struct file *new,
 		err = cowlinkfs_copy_xattrs(old->dentry, dnew);
 	if (!err)
 		err = cowlinkfs_copy_attrs(dnew, stat);
-	if (!err)
-		err = cowlinkfs_sync_copy(new);
+	if (!err) {
+		smp_mb();	/* the copy is made before the setting is read */
+		if (READ_ONCE(COWLINKFS_SB(sb)->break_sync))
+			err = cowlinkfs_sync_copy(new);
+	}
 	return err;
 }
 
@@ -505,8 +515,9 @@ static struct cred *cowlinkfs_copy_creds(const struct kstat *owner)
 }
 
 /*
- * Make a complete, durable, unnamed copy of @lower in the work directory,
- * as the file's owner (the mounter's credentials are in force).
+ * Make a complete, durable (see cowlinkfs_copy_inode()), unnamed copy of
+ * @lower in the work directory, as the file's owner (the mounter's
+ * credentials are in force).
  */
 static int cowlinkfs_make_copy(struct super_block *sb, struct path *lower,
 			       loff_t size, struct file **copy)
@@ -552,7 +563,7 @@ static int cowlinkfs_make_copy(struct super_block *sb, struct path *lower,
 	cowlinkfs_unlock_workdir(work, false);
 	if (!err) {
 		old_cred = override_creds(cred);
-		err = cowlinkfs_copy_inode(lower, tmpfile, &stat);
+		err = cowlinkfs_copy_inode(sb, lower, tmpfile, &stat);
 		revert_creds(old_cred);
 		if (err)
 			fput(tmpfile);

@@ -63,6 +63,12 @@ struct cowlinkfs_sb_info {
 	spinlock_t lock;		/* protects @workdir, @lower_wb_err */
 	const struct cred *creator_cred; /* the mounter's, for private work */
 	enum cowlinkfs_cow_mode cow_mode;
+	/*
+	 * break_sync=on (the default): a break fsyncs its copy before the
+	 * copy gets a name.  Off for disposable trees: see
+	 * cowlinkfs_copy_inode().  Read with READ_ONCE(), set by remount.
+	 */
+	bool break_sync;
 	/* The lower fs's writeback errors syncfs has passed on to ours. */
 	errseq_t lower_wb_err;
 };

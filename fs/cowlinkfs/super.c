@@ -24,6 +24,7 @@ static struct kmem_cache *cowlinkfs_inode_cachep;
 struct cowlinkfs_fs_context {
 	char *lowerdir;
 	enum cowlinkfs_cow_mode cow_mode;
+	bool break_sync;
 };
 
 static struct inode *cowlinkfs_alloc_inode(struct super_block *sb)
@@ -118,6 +119,9 @@ static int cowlinkfs_show_options(struct seq_file *m, struct dentry *root)
 	seq_path(m, &sbi->lower_root, ", \t\n\\");
 	seq_printf(m, ",cow=%s",
 		   sbi->cow_mode == COWLINKFS_COW_ALL ? "all" : "flag");
+	/* Only the unsafe value, as overlayfs shows "volatile". */
+	if (!READ_ONCE(sbi->break_sync))
+		seq_puts(m, ",break_sync=off");
 	return 0;
 }
 
@@ -145,7 +149,7 @@ static const struct super_operations cowlinkfs_sops = {
 	.show_options	= cowlinkfs_show_options,
 };
 
-enum { OPT_LOWERDIR, OPT_COW };
+enum { OPT_LOWERDIR, OPT_COW, OPT_BREAK_SYNC };
 
 static const struct constant_table cowlinkfs_param_cow[] = {
 	{ "flag",	COWLINKFS_COW_FLAG },
@@ -153,9 +157,17 @@ static const struct constant_table cowlinkfs_param_cow[] = {
 	{}
 };
 
+/* on|off, as overlayfs spells its switches; nothing else is taken. */
+static const struct constant_table cowlinkfs_param_onoff[] = {
+	{ "on",		true },
+	{ "off",	false },
+	{}
+};
+
 static const struct fs_parameter_spec cowlinkfs_param_spec[] = {
 	fsparam_string("lowerdir", OPT_LOWERDIR),
 	fsparam_enum("cow", OPT_COW, cowlinkfs_param_cow),
+	fsparam_enum("break_sync", OPT_BREAK_SYNC, cowlinkfs_param_onoff),
 	{}
 };
 
@@ -182,6 +194,9 @@ static int cowlinkfs_parse_param(struct fs_context *fc,
 		break;
 	case OPT_COW:
 		ctx->cow_mode = result.uint_32;
+		break;
+	case OPT_BREAK_SYNC:
+		ctx->break_sync = result.uint_32;
 		break;
 	}
 	return 0;
@@ -251,6 +266,7 @@ static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_fs_info = sbi;
 	spin_lock_init(&sbi->lock);
 	sbi->cow_mode = ctx->cow_mode;
+	sbi->break_sync = ctx->break_sync;
 
 	err = kern_path(name, LOOKUP_FOLLOW | LOOKUP_DIRECTORY, &sbi->lower_root);
 	if (err) {
@@ -360,6 +376,29 @@ static int cowlinkfs_set_cow_mode(struct fs_context *fc,
 	return 0;
 }
 
+/*
+ * break_sync may change either way by remount.  Back on, the lower fs is
+ * synced once, so that when the remount returns the copies made while it
+ * was off are as durable as those made after.  A break reads the setting
+ * when its copy is complete (cowlinkfs_copy_inode()): one that read it
+ * off had its copy in the lower fs's page cache and journal before, which
+ * the sync below writes back.
+ */
+static void cowlinkfs_set_break_sync(struct super_block *sb, bool on)
+{
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
+	struct super_block *lsb = sbi->lower_root.mnt->mnt_sb;
+	bool was = READ_ONCE(sbi->break_sync);
+
+	WRITE_ONCE(sbi->break_sync, on);
+	if (!on || was)
+		return;
+	smp_mb();	/* the setting is seen on before the sync starts */
+	down_read(&lsb->s_umount);
+	sync_filesystem(lsb);
+	up_read(&lsb->s_umount);
+}
+
 static int cowlinkfs_reconfigure(struct fs_context *fc)
 {
 	struct cowlinkfs_fs_context *ctx = fc->fs_private;
@@ -383,7 +422,10 @@ static int cowlinkfs_reconfigure(struct fs_context *fc)
 		if (!same)
 			return invalfc(fc, "lowerdir cannot be changed by remount");
 	}
-	return cowlinkfs_set_cow_mode(fc, ctx->cow_mode);
+	err = cowlinkfs_set_cow_mode(fc, ctx->cow_mode);
+	if (!err)
+		cowlinkfs_set_break_sync(fc->root->d_sb, ctx->break_sync);
+	return err;
 }
 
 static void cowlinkfs_free_fc(struct fs_context *fc)
@@ -408,9 +450,12 @@ static int cowlinkfs_init_fs_context(struct fs_context *fc)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
-	/* A remount keeps the mode unless cow= is given again. */
-	if (fc->root)
+	/* A remount keeps the settings it does not give again. */
+	ctx->break_sync = true;
+	if (fc->root) {
 		ctx->cow_mode = COWLINKFS_SB(fc->root->d_sb)->cow_mode;
+		ctx->break_sync = READ_ONCE(COWLINKFS_SB(fc->root->d_sb)->break_sync);
+	}
 	fc->fs_private = ctx;
 	fc->ops = &cowlinkfs_context_ops;
 	return 0;

@@ -23,7 +23,8 @@ import statistics
 import subprocess
 import sys
 
-CONFIGS = ["bare", "cowlinkfs-flag", "cowlinkfs-all", "overlayfs", "mergerfs", "cowdancer"]
+CONFIGS = ["bare", "cowlinkfs-flag", "cowlinkfs-all", "cowlinkfs-nosync", "overlayfs", "mergerfs",
+           "cowdancer"]
 COW = ["cowlinkfs-flag", "cowlinkfs-all"]
 
 

@@ -12,7 +12,9 @@
 #   BENCH_SIZES="4k 1m 64m 1g 1g-sparse"  file sizes of the break
 #   BENCH_DISK=8G           size of each lower (sparse)
 #   BENCH_CONFIGS="bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer"
-#   BENCH_WORKLOADS="data meta brk tree scale"
+#                           (and on demand cowlinkfs-nosync: cow=all,break_sync=off)
+#   BENCH_WORKLOADS="data meta brk tree scale"  (and on demand edits: a break
+#                           of every file of a clone, BENCH_FILES files)
 #   BENCH_DROP=1            sync and drop the caches before each timed step
 # It runs on the bench kernel (KERNEL=bench: no lockdep, which a user's
 # kernel does not have either; see guest/kernel-bench.config).
@@ -44,7 +46,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BENCH_CONFIGS:=bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer}"
 : "${BENCH_WORKLOADS:=data meta brk tree scale}" "${BENCH_PROFILE:=}" "${BENCH_DROP:=1}"
 for w in $BENCH_WORKLOADS; do
-	case $w in data | meta | brk | tree | scale) ;;
+	case $w in data | meta | brk | tree | scale | edits) ;;
 	*) echo "BENCH_WORKLOADS: no workload '$w'" >&2; exit 2 ;;
 	esac
 done
