@@ -43,7 +43,10 @@
 #                                    this machine's architecture unless
 #                                    DEB_ARCH names another (cross-built)
 #   make installcheck                prove the packages in a guest: dpkg -i,
-#                                    DKMS build, modprobe, fstab mount, cowlink
+#                                    DKMS build, modprobe, fstab mount, cowlink,
+#                                    then an upgrade from and a downgrade to
+#                                    the packages of DEB_UPGRADE_FROM (a tag,
+#                                    default v0.1.0; empty: none)
 
 SHELL := /bin/bash
 export ARCH ONLY LOWERS FULL TEST_TIMEOUT KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
@@ -123,6 +126,7 @@ dkms-source:
 deb:
 	bash guest/deb.sh $(DEB_ARCH)
 
+installcheck: export DEB_UPGRADE_FROM ?= v0.1.0
 installcheck:
 	bash guest/pipeline.sh install
 	bash tests/host/report.sh install
