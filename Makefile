@@ -96,8 +96,22 @@ bench:
 profile:
 	bash tests/host/run-bench.sh profile
 
+# The demo shows the host's progress lines and the guest's from its first
+# one to its power-off: not the kernel's boot messages (lockdep's banner,
+# PCI), its taint notice for an out-of-tree module, its power-off lines
+# or what the guest's init prints after them.  If the guest never starts
+# the demo, the last lines of the console (QEMU's error, a panic) are
+# shown.  The whole console is in $(COWLINKFS_CACHE)/logs/guest-demo.log.
 demo:
-	bash guest/pipeline.sh demo
+	set -o pipefail; bash guest/pipeline.sh demo | awk ' \
+		/^# cowlinkfs guest:/ { guest = seen = 1 } \
+		/^sysrq: Power Off\r?$$/ { guest = 0 } \
+		/^cowlinkfs: loading out-of-tree module taints kernel/ { next } \
+		guest || /^\[ *[0-9]+s\] / { print; fflush(); next } \
+		!seen { early[n++ % 20] = $$0 } \
+		END { if (seen) exit; \
+			print "demo: the guest did not start the demo; the last lines of its console:"; \
+			for (i = n > 20 ? n - 20 : 0; i < n; i++) print early[i % 20] }'
 
 shell:
 	bash guest/pipeline.sh shell
