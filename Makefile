@@ -5,7 +5,7 @@
 #
 #   make           the tools (cowlink, libcowlink) and, where the running
 #                  kernel's build tree or KDIR is there, the module
-#   make help      this text
+#   make help      this text (the knobs of each target: HACKING.md)
 #   make test      build everything needed and run the whole suite in the guest
 #                  (ARCH=x86_64: the x86_64 guest)
 #                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only,
