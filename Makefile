@@ -5,7 +5,7 @@
 #
 #   make           the tools (cowlink, libcowlink) and, where the running
 #                  kernel's build tree or KDIR is there, the module
-#   make help      this text
+#   make help      this text (the knobs of each target: HACKING.md)
 #   make test      build everything needed and run the whole suite in the guest
 #                  (ARCH=x86_64: the x86_64 guest)
 #                  (KERNEL=debug: on the debug kernel, ONLY=cow: t_cow.sh only,
@@ -43,7 +43,10 @@
 #                                    this machine's architecture unless
 #                                    DEB_ARCH names another (cross-built)
 #   make installcheck                prove the packages in a guest: dpkg -i,
-#                                    DKMS build, modprobe, fstab mount, cowlink
+#                                    DKMS build, modprobe, fstab mount, cowlink,
+#                                    then an upgrade from and a downgrade to
+#                                    the packages of DEB_UPGRADE_FROM (a tag,
+#                                    default v0.1.0; empty: none)
 
 SHELL := /bin/bash
 export ARCH ONLY LOWERS FULL TEST_TIMEOUT KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
@@ -93,8 +96,22 @@ bench:
 profile:
 	bash tests/host/run-bench.sh profile
 
+# The demo shows the host's progress lines and the guest's from its first
+# one to its power-off: not the kernel's boot messages (lockdep's banner,
+# PCI), its taint notice for an out-of-tree module, its power-off lines
+# or what the guest's init prints after them.  If the guest never starts
+# the demo, the last lines of the console (QEMU's error, a panic) are
+# shown.  The whole console is in $(COWLINKFS_CACHE)/logs/guest-demo.log.
 demo:
-	bash guest/pipeline.sh demo
+	set -o pipefail; bash guest/pipeline.sh demo | awk ' \
+		/^# cowlinkfs guest:/ { guest = seen = 1 } \
+		/^sysrq: Power Off\r?$$/ { guest = 0 } \
+		/^cowlinkfs: loading out-of-tree module taints kernel/ { next } \
+		guest || /^\[ *[0-9]+s\] / { print; fflush(); next } \
+		!seen { early[n++ % 20] = $$0 } \
+		END { if (seen) exit; \
+			print "demo: the guest did not start the demo; the last lines of its console:"; \
+			for (i = n > 20 ? n - 20 : 0; i < n; i++) print early[i % 20] }'
 
 shell:
 	bash guest/pipeline.sh shell
@@ -123,6 +140,7 @@ dkms-source:
 deb:
 	bash guest/deb.sh $(DEB_ARCH)
 
+installcheck: export DEB_UPGRADE_FROM ?= v0.1.0
 installcheck:
 	bash guest/pipeline.sh install
 	bash tests/host/report.sh install

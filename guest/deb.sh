@@ -7,6 +7,12 @@
 # the packages install here; a foreign one is cross-built, and only then
 # does deps.sh add it to dpkg.  make installcheck passes the guest's
 # (guest/stage.sh: arm64, or amd64 with ARCH=x86_64).
+#
+# DEB_UPGRADE_FROM=TAG (make installcheck sets v0.1.0): the packages of
+# that release as well, for tests/install.sh's upgrade and downgrade.  They
+# are built from "git archive TAG" once per commit and architecture, kept in
+# $COWLINKFS_CACHE/deb-TAG-COMMIT-ARCH/, and copied to build/deb/ as
+# old-NAME.deb, a name no "./cowlink_*.deb" of the README matches.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -35,6 +41,35 @@ opts=
 	exit 1
 }
 rm -rf "$out/src"
+
+# old_debs TAG: the packages of release TAG into $out as old-*.deb.
+old_debs() {
+	local commit dir
+	commit=$(git -C "$COWLINKFS_TOP" rev-parse -q --verify "$1^{commit}") || {
+		echo "deb: no tag $1 here (git fetch --tags, or DEB_UPGRADE_FROM=)" >&2
+		exit 1
+	}
+	dir=$COWLINKFS_CACHE/deb-$1-${commit:0:12}-$arch
+	if [ ! -d "$dir" ]; then
+		say "deb: the packages of $1 for the upgrade test, cached in $dir"
+		rm -rf "$dir.tmp"
+		mkdir -p "$dir.tmp/src"
+		git -C "$COWLINKFS_TOP" archive "$commit" | tar -x -C "$dir.tmp/src"
+		(cd "$dir.tmp/src" && DEB_BUILD_OPTIONS=nocheck \
+			dpkg-buildpackage -a"$arch" -Pnocheck${opts:+,cross} -b -us -uc) >>"$log" 2>&1 || {
+			tail -n 30 "$log" >&2
+			echo "deb: the build of $1 failed, full log in $log" >&2
+			exit 1
+		}
+		rm -rf "$dir.tmp/src" "$dir.tmp"/*-dbgsym_*.deb
+		mv "$dir.tmp" "$dir"
+	fi
+	for f in "$dir"/*.deb; do
+		cp "$f" "$out/old-${f##*/}"
+	done
+}
+[ -z "${DEB_UPGRADE_FROM:-}" ] || old_debs "$DEB_UPGRADE_FROM"
+
 say "deb: lintian"
 # The one tag let through: the project has no mail address of its own yet
 # (Maintainer is cowlinkfs@localhost); whoever distributes the packages

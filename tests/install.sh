@@ -4,6 +4,11 @@
 # linux-headers package, then our packages (dpkg -i), whose install has DKMS
 # build the module here, natively; modprobe; a mount from an /etc/fstab line
 # with mount -a; cowlink and libcowlink from the packages; a short COW check.
+# Then, where make deb added the packages of an older release (old-*.deb,
+# DEB_UPGRADE_FROM): those installed after a purge, a partial upgrade
+# refused, the whole upgrade (DKMS builds the new module, the flag set by
+# the old tools is still read after the module is reloaded), a partial
+# downgrade left unconfigured and the whole downgrade; last a purge.
 # Each step is one TAP line; its output goes to results/install.log.
 set -u
 T=/t
@@ -32,6 +37,17 @@ step() {
 		report ok "$name"
 	else
 		report fail "$name" "exit status $? of: $*"
+	fi
+}
+# refused NAME COMMAND...: COMMAND must fail (dpkg refusing a package).
+refused() {
+	name=$1
+	shift
+	echo "### $name (must fail): $*" >>$LOG
+	if "$@" >>$LOG 2>&1; then
+		report fail "$name" "succeeded: $*"
+	else
+		report ok "$name"
 	fi
 }
 # check NAME WANT GOT: report whether GOT is WANT.
@@ -117,4 +133,108 @@ check cowlink_reads_the_flag_it_set "cow /mnt/x/a" "$(/usr/bin/cowlink get /mnt/
 
 step umount_and_unload umount /mnt/x
 step module_unloads modprobe -r cowlinkfs
+
+# The upgrade from the older release and the downgrade to it.
+set -- ./old-cowlinkfs-dkms_*.deb
+if [ ! -e "$1" ]; then
+	echo "# no old-*.deb: upgrade and downgrade left out" | tee -a $R/tap
+	echo "1..$n" | tee -a $R/tap
+	exit 0
+fi
+old=$(dpkg-deb -f "$1" Version)
+echo "# upgrade from $old to $version and back" | tee -a $R/tap
+# The packages of a release, the module's first: across 0.2.0 each side
+# Breaks the other's, so dpkg takes them together only with
+# --auto-deconfigure (what apt passes it).
+debs() {
+	echo "./${1:-}cowlinkfs-dkms_"*.deb "./${1:-}libcowlink0_"*.deb \
+		"./${1:-}libcowlink-dev_"*.deb "./${1:-}cowlink_"*.deb
+}
+# versions: the installed version of each package, or its dpkg status.
+versions() {
+	for p in cowlinkfs-dkms libcowlink0 libcowlink-dev cowlink; do
+		dpkg-query -W -f '${db:Status-Abbrev}${Version} ' $p 2>&1
+	done | sed 's/ *$//'
+}
+installed() {
+	echo "ii $1 ii $1 ii $1 ii $1"
+}
+dkms_line() {
+	dkms status cowlinkfs 2>&1 | grep '^cowlinkfs/' | paste -sd';' -
+}
+loaded() {
+	cat /sys/module/cowlinkfs/version 2>&1
+}
+# A lower directory of its own, so that the old module makes its work
+# directory there first, as on a system that ran the old release.
+U=/mnt/up
+mkdir -p /lower/ext4/up $U
+mount_up() {
+	mount -t cowlinkfs /lower/ext4/up $U
+}
+# remount: unmount, unload the module, mount again (loads the one on disk).
+remount() {
+	umount $U && modprobe -r cowlinkfs && mount_up
+}
+
+step purge_of_every_package dpkg -P cowlinkfs-dkms libcowlink-dev cowlink libcowlink0
+check purge_leaves_no_dkms_module "" "$(dkms_line)"
+# shellcheck disable=SC2046
+step install_of_the_old_release dpkg -i $(debs old-)
+check old_release_installed "$(installed "$old")" "$(versions)"
+check dkms_builds_the_old_module "cowlinkfs/$old, $kver, $(uname -m): installed" "$(dkms_line)"
+step old_module_mounts mount_up
+check old_module_is_loaded "$old" "$(loaded)"
+echo kept >$U/old
+step old_cowlink_sets_the_flag /usr/bin/cowlink set $U/old
+check old_cowlink_reads_it "cow $U/old" "$(/usr/bin/cowlink get $U/old 2>&1)"
+
+# A partial upgrade: each new package alone is refused by the Breaks.
+for p in cowlink libcowlink0 cowlinkfs-dkms; do
+	refused "partial_upgrade_of_${p}_refused" dpkg -i ./${p}_*.deb
+done
+check partial_upgrades_changed_nothing "$(installed "$old")" "$(versions)"
+check dpkg_audit_is_empty_after_refusals "" "$(dpkg --audit 2>&1)"
+
+# The whole upgrade: DKMS removes the old module and builds the new one.
+# shellcheck disable=SC2046
+step upgrade_of_every_package dpkg -i --auto-deconfigure $(debs)
+check upgraded "$(installed "$version")" "$(versions)"
+check dkms_has_only_the_new_module "cowlinkfs/$version, $kver, $(uname -m): installed" \
+	"$(dkms_line)"
+check module_on_disk_is_the_new_one "$version" "$(modinfo -F version cowlinkfs 2>&1)"
+check upgrade_removes_the_old_header_path "" "$(ls /usr/include/linux/cowlinkfs.h 2>/dev/null)"
+# Until it is reloaded the old module is loaded, and cowlink says so.
+check loaded_module_is_still_the_old_one "$old" "$(loaded)"
+check new_cowlink_names_the_old_module "does not know this ioctl (older than cowlink?)" \
+	"$(/usr/bin/cowlink get $U/old 2>&1 | grep -o 'does not know.*')"
+step reload_loads_the_new_module remount
+check new_module_is_loaded "$version" "$(loaded)"
+check flag_set_by_the_old_tools_is_read "cow $U/old" "$(/usr/bin/cowlink get $U/old 2>&1)"
+# The old module's work directory is taken as it is, not moved aside.
+check new_module_takes_the_old_work_directory "" \
+	"$(find /lower/ext4/up -maxdepth 1 -name '.cowlinkfs-work.*'; dmesg | grep 'not ours')"
+echo new >$U/new
+step new_cowlink_sets_the_flag /usr/bin/cowlink set $U/new
+check new_cowlink_reads_it "cow $U/new" "$(/usr/bin/cowlink get $U/new 2>&1)"
+check program_built_on_the_new_library_works cow "$(/tmp/flag $U/new 2>&1)"
+
+# A partial downgrade: dpkg unpacks the old cowlink but will not configure
+# it beside the new module; the whole downgrade then goes through.
+refused partial_downgrade_of_cowlink_not_configured dpkg -i ./old-cowlink_*.deb
+check partial_downgrade_leaves_cowlink_unpacked "iU $old" \
+	"$(dpkg-query -W -f '${db:Status-Abbrev}${Version}' cowlink | tr -s ' ')"
+# shellcheck disable=SC2046
+step downgrade_of_every_package dpkg -i --auto-deconfigure $(debs old-)
+check downgraded "$(installed "$old")" "$(versions)"
+check dkms_has_only_the_old_module "cowlinkfs/$old, $kver, $(uname -m): installed" "$(dkms_line)"
+check dpkg_audit_is_empty_after_the_downgrade "" "$(dpkg --audit 2>&1)"
+step reload_loads_the_old_module remount
+check old_module_is_loaded_again "$old" "$(loaded)"
+check old_cowlink_reads_the_new_flag "cow $U/new" "$(/usr/bin/cowlink get $U/new 2>&1)"
+
+step umount_at_the_end umount $U
+step module_unloads_at_the_end modprobe -r cowlinkfs
+step purge_at_the_end dpkg -P cowlinkfs-dkms libcowlink-dev cowlink libcowlink0
+check purge_removes_the_dkms_module "" "$(dkms_line)"
 echo "1..$n" | tee -a $R/tap
