@@ -8,6 +8,7 @@
  *   cowlink clone [-v] [--progress] SRC DST
  *   cowlink status [--json] PATH...
  *   cowlink break [-v] FILE...
+ *   cowlink changes [--json] [-0] PRISTINE CLONE
  *
  * Exit status: 0 success, 1 an operation failed, 2 usage error.
  * Every message starts with "cowlink: ", whatever the program was called.
@@ -1836,6 +1837,8 @@ static int run(int argc, char **argv)
 		return cmd_du(args.argc, args.argv);
 	case CMD_BREAK:
 		return cmd_break(args.argc, args.argv);
+	case CMD_CHANGES:
+		return cowlink_changes(&args);
 	case CMD_NONE:
 		break;
 	}
