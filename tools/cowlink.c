@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <locale.h>
+#include <pthread.h>
 #include <search.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -878,15 +879,172 @@ struct linux_dirent64 {
 
 static int clone_stopped;
 
+/*
+ * The links of a directory's regular files, made by worker threads while
+ * the walk goes on: each link() looks up its source name before it takes
+ * the lock of the directory it links into, and that lookup, a read of
+ * the inode from disk and a cowlinkfs inode for it, is most of its cost.
+ * Two workers overlap those lookups, and the walk's own system calls.
+ * The workers call linkat() and nothing else: what fails is handed back
+ * to the walk, which says why or takes the careful way, in order, once
+ * every link of the directory is made and before its times are set
+ * (a link changes the directory's mtime).
+ */
+struct link_dir {
+	int sfd, dfd;		/* the source directory, its clone */
+	unsigned int pending;	/* links queued, not made yet */
+	struct link_fail *fails;
+};
+
+struct link_fail {
+	struct link_fail *next;
+	int err;
+	char name[];
+};
+
+struct link_job {
+	struct link_dir *dir;
+	char name[NAME_MAX + 1];
+};
+
+#define LINK_QUEUE 256
+#define LINK_WORKERS 2
+
+static struct link_job link_queue[LINK_QUEUE];
+static unsigned int link_head, link_tail;	/* taken, added: mod 2^32 */
+static int link_quit, n_link_workers;
+static pthread_t link_workers[LINK_WORKERS];
+static pthread_mutex_t link_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t link_work = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t link_room = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t link_done = PTHREAD_COND_INITIALIZER;
+
+static void *link_worker(void *unused)
+{
+	struct link_fail *f;
+	struct link_job job;
+	int err;
+
+	(void)unused;
+	pthread_mutex_lock(&link_lock);
+	for (;;) {
+		while (link_head == link_tail && !link_quit)
+			pthread_cond_wait(&link_work, &link_lock);
+		if (link_head == link_tail)
+			break;
+		job = link_queue[link_head++ % LINK_QUEUE];
+		pthread_cond_signal(&link_room);
+		pthread_mutex_unlock(&link_lock);
+		err = linkat(job.dir->sfd, job.name, job.dir->dfd, job.name, 0) ?
+		      errno : 0;
+		f = NULL;
+		if (err) {
+			/* No message here: the walk's thread says why. */
+			f = xrealloc(NULL, sizeof(*f) + strlen(job.name) + 1);
+			f->err = err;
+			strcpy(f->name, job.name);
+		}
+		pthread_mutex_lock(&link_lock);
+		if (f) {
+			f->next = job.dir->fails;
+			job.dir->fails = f;
+		}
+		if (!--job.dir->pending)
+			pthread_cond_broadcast(&link_done);
+	}
+	pthread_mutex_unlock(&link_lock);
+	return NULL;
+}
+
+/*
+ * Workers, on a machine of more than one CPU, where they can run beside
+ * the walk: none otherwise, and each link is made where it is met.
+ */
+static void link_start(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	while (cpus > 1 && n_link_workers < LINK_WORKERS &&
+	       !pthread_create(&link_workers[n_link_workers], NULL,
+			       link_worker, NULL))
+		n_link_workers++;
+}
+
+static void link_stop(void)
+{
+	int i;
+
+	pthread_mutex_lock(&link_lock);
+	link_quit = 1;
+	pthread_cond_broadcast(&link_work);
+	pthread_mutex_unlock(&link_lock);
+	for (i = 0; i < n_link_workers; i++)
+		pthread_join(link_workers[i], NULL);
+}
+
+/* Queue the link of @name in @d: 0, or -1 to make it here and now. */
+static int link_queue_add(struct link_dir *d, const char *name)
+{
+	if (!n_link_workers || strlen(name) > NAME_MAX)
+		return -1;
+	pthread_mutex_lock(&link_lock);
+	while (link_tail - link_head == LINK_QUEUE)
+		pthread_cond_wait(&link_room, &link_lock);
+	link_queue[link_tail % LINK_QUEUE].dir = d;
+	strcpy(link_queue[link_tail++ % LINK_QUEUE].name, name);
+	d->pending++;
+	pthread_cond_signal(&link_work);
+	pthread_mutex_unlock(&link_lock);
+	return 0;
+}
+
 static void clone_entry(struct walk_entry *e, unsigned char type);
 static void clone_by_stat(struct walk_entry *e, int dir_ok);
 static void clone_counted(void);
+
+/*
+ * Once every queued link of @ld is made, what failed, in the order it was
+ * queued: said, or cloned the careful way (see clone_link()).
+ */
+static void link_wait(struct link_dir *ld, struct walk_entry *child,
+		      size_t len)
+{
+	struct link_fail *f, *rev = NULL, *next;
+
+	pthread_mutex_lock(&link_lock);
+	while (ld->pending)
+		pthread_cond_wait(&link_done, &link_lock);
+	pthread_mutex_unlock(&link_lock);
+	for (f = ld->fails; f; f = next) {
+		next = f->next;
+		f->next = rev;
+		rev = f;
+	}
+	for (f = rev; f; f = next) {
+		next = f->next;
+		cpath_push(len, f->name);
+		child->name = f->name;
+		child->path = cpath;
+		child->fd = -1;
+		child->data = -1;
+		if (f->err == EMLINK || f->err == EPERM || f->err == ENOENT) {
+			clone_by_stat(child, 1);
+		} else {
+			errno = f->err;
+			warn_path("cannot link", dst_path(child));
+		}
+		cpath[len] = '\0';
+		free(f);
+	}
+	ld->fails = NULL;
+}
 
 /* Clone the entries of the directory @e, open as e->fd, into e->data. */
 static void clone_entries(struct walk_entry *e)
 {
 	struct walk_entry child = { .parent = e, .dirfd = e->fd,
 				    .level = e->level + 1 };
+	struct link_dir ld = { .sfd = e->fd, .dfd = e->data };
 	size_t len = strlen(e->path);
 	struct linux_dirent64 *d;
 	char *buf;
@@ -911,16 +1069,21 @@ static void clone_entries(struct walk_entry *e)
 			if (d->d_name[0] == '.' && (!d->d_name[1] ||
 			    (d->d_name[1] == '.' && !d->d_name[2])))
 				continue;
+			clone_counted();
+			if (d->d_type == DT_REG && clone_fast &&
+			    !link_queue_add(&ld, d->d_name))
+				continue;
 			cpath_push(len, d->d_name);
 			child.name = d->d_name;
 			child.path = cpath;
-			clone_counted();
 			clone_entry(&child, d->d_type);
 			/* Names below grew the buffer, which may have moved. */
 			cpath[len] = '\0';
 			e->path = cpath;
 		}
 	}
+	link_wait(&ld, &child, len);
+	e->path = cpath;
 }
 
 /*
@@ -966,8 +1129,8 @@ static void clone_subdir(struct walk_entry *e)
 	/* Before Linux 5.8 st_dev alone tells. */
 	mnt_root = e->level && (e->st.st_dev != e->parent->st.st_dev ||
 				(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT));
-	if (!e->level)
-		clone_fast = clone_fast_link(e);
+	if (!e->level && (clone_fast = clone_fast_link(e)))
+		link_start();
 	act = clone_mkdir(e, pfd, name, mnt_root);
 	if (act == WALK_STOP)
 		clone_stopped = 1;
@@ -1189,6 +1352,7 @@ static int cmd_clone(char **argv)
 	top.path = cpath;
 	clone_counted();
 	clone_subdir(&top);
+	link_stop();
 	if (args.progress)
 		show_progress(1);
 	if (args.verbose)
