@@ -172,9 +172,9 @@ down() {
 	rm -rf "$B"
 }
 
-# clone WORKLOAD FILES NAME: clone $W/NAME the way $cfg clones a tree; the
-# clone is $C.  overlayfs clones by mounting an overlay on the tree.
-clone() {
+# clone_as WORKLOAD FILES NAME: clone $W/NAME the way $cfg clones a tree;
+# the clone is $C.  overlayfs clones by mounting an overlay on the tree.
+clone_as() {
 	C=$W/$3.clone
 	case $cfg in
 	cowlinkfs-flag) t "$1" 0 "$2" "cowlink clone" cowlink clone "$W/$3" "$C" ;;
@@ -267,7 +267,7 @@ tree() {
 	if [ "$cfg" != cowdancer ]; then
 		t tree-cp-a 0 "$k" "cp -a" cp -a "$W/orig" "$W/copy"
 	fi
-	clone tree-clone "$k" orig
+	clone_as tree-clone "$k" orig
 	head -n 10 "/bsrc/tree-$k.edit" >/tmp/edit
 	tail -n +11 "/bsrc/tree-$k.edit" >/tmp/append
 	cat /tmp/edit /tmp/append | (cd "$W/orig" && xargs md5sum) >/tmp/sums
@@ -308,7 +308,7 @@ edits() {
 	for step in append append-syncfs; do
 		syncfs=
 		[ "$step" = append ] || syncfs=' && sync -f .'
-		clone edits-clone "$k" e
+		clone_as edits-clone "$k" e
 		t "edits-$step" 0 "$k" "a line appended to every file${syncfs:+, then syncfs}" \
 			sh -c "$app$syncfs" - "$C"
 		[ "$cfg" = bare ] || check "edits-$step: original kept" \
@@ -318,13 +318,37 @@ edits() {
 	rm -rf "${W:?}/e"
 }
 
+# clone: the clone of a test run and its discard, as a farm of runs does
+# them: the pristine tree is flagged first under cow=flag (cowlink set -R,
+# not timed), then cloned the way $cfg clones (clone-tree), then the clone
+# is removed (clone-discard: rm -rf, or the overlay unmounted and its upper
+# removed).  Nothing else runs in between, so the two figures are the
+# setup and the teardown of one run.
+clone() {
+	k=$BENCH_FILES
+	must mkdir "$P/pristine" || return 0
+	must tar -xf "/bsrc/tree-$k.tar" -C "$P/pristine" || return 0
+	[ "$cfg" != cowlinkfs-flag ] || must cowlink set -R "$W/pristine" || return 0
+	fixed
+	clone_as clone-tree "$k" pristine
+	check clone-tree [ -f "$C/$(head -n 1 "/bsrc/tree-$k.edit")" ]
+	if [ "$cfg" = overlayfs ]; then
+		t clone-discard 0 "$k" "umount, rm -rf of the upper" \
+			sh -c 'umount "$1" && rm -rf "$2" "$3"' - "$C" "$B/u2" "$B/w2"
+	else
+		t clone-discard 0 "$k" "rm -rf" rm -rf "$C"
+	fi
+	check clone-discard [ ! -e "$C" ]
+	rm -rf "$W/pristine"
+}
+
 # scale: clone, diff -r and one break on trees of each size
 scale() {
 	for k in $BENCH_SCALE; do
 		must mkdir "$P/s$k" || continue
 		must tar -xf "/bsrc/tree-$k.tar" -C "$P/s$k" || continue
 		fixed
-		clone "scale-clone@$k" "$k" "s$k"
+		clone_as "scale-clone@$k" "$k" "s$k"
 		t "scale-diff@$k" 0 "$k" "diff -r against the clone" \
 			sh -c "$diffr" - "$W/s$k" "$C"
 		# not $f: t() sets it

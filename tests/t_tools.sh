@@ -654,3 +654,90 @@ test_clone_makes_a_bind_mount_point_empty() {
 	check_eq "$(ls -A "$M"/d/b)" "" "mount point made empty"
 	check_eq "$(nlink "$M"/o/f)" 1 "nothing linked from the bind mount"
 }
+
+# A flagged tree is cloned at one link() per file; one without the flag
+# (and a cow=all mount, whose link() checks none) the careful way: every
+# file of the clone shares its inode and has the flag either way.
+test_clone_of_flagged_and_unflagged_files_and_on_cow_all() {
+	mkdir -p "$M"/s/d/e
+	printf a >"$M"/s/a
+	printf b >"$M"/s/d/b
+	printf c >"$M"/s/d/e/c
+	cowlink set -R "$M"/s
+	printf u >"$M"/s/d/unflagged
+	cowlink clear "$M"/s/d/unflagged
+	out=$(cowlink clone -v "$M"/s "$M"/c 2>&1) || fail "clone: $out"
+	check_eq "$out" "cowlink: 7 entries cloned" "count"
+	for f in a d/b d/e/c d/unflagged; do
+		check_eq "$(ino "$M"/c/$f)" "$(ino "$M"/s/$f)" "$f linked"
+		check_try 1 getcow "$M"/c/$f
+	done
+	check_eq "$(cowlink get -R "$M"/c | grep -c '^---')" 0 "every name flagged"
+	umount "$M"
+	mount_clfs cow=all
+	printf n >"$M"/s/new
+	cowlink clear "$M"/s/new
+	cowlink clone "$M"/s "$M"/c2 || fail "clone on cow=all"
+	check_eq "$(ino "$M"/c2/new)" "$(ino "$M"/s/new)" "cow=all: linked"
+	check_try 1 getcow "$M"/c2/new
+	printf x >>"$M"/c2/d/b
+	check_eq "$(content "$M"/s/d/b)" b "pristine kept"
+}
+
+# cowlink changes after what a test run does in a clone: writes (>>,
+# dd conv=notrunc), creates, unlinks, chmod and setfattr (which break a
+# link as writes do), a rename, a new directory, names with spaces and
+# newlines; the pristine tree itself never changes.
+test_changes_lists_what_a_run_did_in_a_clone() {
+	nl='
+'
+	mkdir -p "$M"/p/etc "$M"/p/usr/bin "$M"/p/var/gone
+	for f in etc/conf etc/keep usr/bin/tool "usr/bin/two words" "etc/new${nl}line" \
+		etc/mode etc/attr var/gone/x etc/moved; do
+		printf 'data %s\n' "$f" >"$M/p/$f"
+	done
+	ln -s tool "$M"/p/usr/bin/alias
+	cowlink set -R "$M"/p
+	cowlink clone "$M"/p "$M"/c
+	before=$(cd "$M"/p && find . -printf '%p %i %m %s %T@\n' | sort)
+	echo more >>"$M"/c/etc/conf
+	printf X | dd of="$M/c/usr/bin/two words" bs=1 seek=2 conv=notrunc status=none
+	printf Y | dd of="$M/c/etc/new${nl}line" bs=1 seek=3 conv=notrunc status=none
+	chmod 600 "$M"/c/etc/mode
+	setfattr -n user.run -v 1 "$M"/c/etc/attr
+	rm -r "$M"/c/var/gone
+	mv "$M"/c/etc/moved "$M/c/etc/moved here"
+	mkdir "$M"/c/opt
+	printf new >"$M/c/opt/a b"
+	ln -sfn two "$M"/c/usr/bin/alias
+	chmod 700 "$M"/c/usr
+	out=$(cowlink changes "$M"/p "$M"/c) || fail "changes: exit $?"
+	check_eq "$out" "metadata etc/attr
+modified etc/conf
+metadata etc/mode
+removed etc/moved
+created etc/moved here
+\\modified etc/new\\nline
+created opt
+created opt/a b
+metadata usr
+modified usr/bin/alias
+modified usr/bin/two words
+removed var/gone
+removed var/gone/x" "records"
+	cowlink changes -0 "$M"/p "$M"/c | tr '\0' '|' >/tmp/z
+	grep -qF "|modified etc/new${nl}line|" /tmp/z || fail "-0: $(cat /tmp/z)"
+	json=$(cowlink changes --json "$M"/p "$M"/c)
+	for rec in '{"path": "etc/attr", "change": "metadata", "type": "file", "what": ["inode", "xattrs"]}' \
+		'{"path": "etc/conf", "change": "modified", "type": "file", "what": ["inode", "size", "mtime"]}' \
+		'{"path": "etc/new\nline", "change": "modified", "type": "file", "what": ["inode", "mtime"]}' \
+		'{"path": "usr", "change": "metadata", "type": "directory", "what": ["mode"]}' \
+		'"modified": 4,' '"created": 3,' '"removed": 3,' '"metadata": 3'; do
+		case "$json" in *"$rec"*) ;; *) fail "no $rec in $json" ;; esac
+	done
+	check_eq "$(cd "$M"/p && find . -printf '%p %i %m %s %T@\n' | sort)" "$before" "pristine unchanged"
+	check_eq "$(cowlink changes "$M"/p "$M"/p 2>&1)" \
+		"cowlink: '$M/p' and '$M/p' are the same directory" "same tree"
+	out=$(cowlink clone "$M"/p "$M"/c2 && cowlink changes "$M"/p "$M"/c2) || fail "fresh clone"
+	check_eq "$out" "" "a fresh clone has no changes"
+}

@@ -35,6 +35,8 @@ static const char usage_main[] =
 "  status [--json] PATH...          list what is still shared, walking trees\n"
 "  du PATH...                       bytes that deleting each PATH would free\n"
 "  break [-R] [-v] FILE...          give each FILE its own copy now\n"
+"  changes [--json] [-0] PRISTINE CLONE\n"
+"                                   list what a clone changed, by inode\n"
 "\n"
 "  -h, --help     display this help and exit\n"
 "  -V, --version  output version information and exit\n"
@@ -129,6 +131,32 @@ static const char usage_break[] =
 "-R).  One not on a cowlinkfs mount, or not COW (no flag, on a cow=flag\n"
 "mount), is an error.\n";
 
+static const char usage_changes[] =
+"Usage: cowlink changes [OPTION]... PRISTINE CLONE\n"
+"List what differs in the tree CLONE, a clone of PRISTINE, from inode\n"
+"sharing and metadata alone, without reading any file's data:\n"
+"\n"
+"  modified  a regular file that no longer shares the pristine name's inode\n"
+"            (its size or mtime differ, or nothing else tells), a symlink\n"
+"            pointing elsewhere, a device of other numbers, a change of type\n"
+"  created   a name only in CLONE (every name under a directory too)\n"
+"  removed   a name only in PRISTINE (every name under a directory too)\n"
+"  metadata  only the mode, owner, xattrs or mtime differ (a directory's\n"
+"            mtime, which follows its names, and ctime, atime and link\n"
+"            counts, which a clone changes, are not compared)\n"
+"\n"
+"One record 'CHANGE PATH' per name, PATH relative to the trees' tops\n"
+"('.' for the tops themselves), sorted bytewise in each directory.\n"
+"\n"
+"      --json  print one JSON object (its schema is in cowlink(1))\n"
+"  -0, --null  end each record with NUL, not newline, and print names as\n"
+"              they are\n"
+"  -h, --help  display this help and exit\n"
+"\n"
+"Without -0, a record whose name holds a backslash, newline or carriage\n"
+"return starts with a backslash and has them as \\\\, \\n and \\r, as\n"
+"'cowlink get' writes them.\n";
+
 static const struct {
 	const char *name;
 	enum cowlink_cmd cmd;
@@ -144,6 +172,7 @@ static const struct {
 	{ "status", CMD_STATUS, FLAG_GET, O_REC | O_JSON, 1, 0, usage_status },
 	{ "du", CMD_DU, FLAG_GET, 0, 1, 0, usage_du },
 	{ "break", CMD_BREAK, FLAG_GET, O_REC | O_VERB, 1, 0, usage_break },
+	{ "changes", CMD_CHANGES, FLAG_GET, O_JSON | O_NULL, 2, 2, usage_changes },
 };
 
 #define N_CMDS ARRAY_SIZE(cmds)
@@ -305,6 +334,10 @@ int cowlink_parse(int argc, char **argv, struct cowlink_args *args)
 					    quote(args->argv[0]));
 		return 0;
 	}
+	if (args->null && args->json)
+		return usage_error(args,
+			"options '--json' and '%s' are mutually exclusive",
+			null_word);
 	if (args->null && args->flag_op == FLAG_SET)
 		return usage_error(args, "option '%s' requires '--from'",
 				   null_word);
@@ -340,8 +373,12 @@ const char *cowlink_usage(const struct cowlink_args *args)
  */
 void cowlink_put_record(FILE *f, int cow, const char *path, int null)
 {
-	const char *tag = cow ? "cow" : "---";
+	cowlink_put_change(f, cow ? "cow" : "---", path, null);
+}
 
+/* A record "TAG PATH" of any listing, as cowlink_put_record() writes it. */
+void cowlink_put_change(FILE *f, const char *tag, const char *path, int null)
+{
 	if (null || !strpbrk(path, "\\\n\r")) {
 		fprintf(f, "%s %s%c", tag, path, null ? '\0' : '\n');
 		return;

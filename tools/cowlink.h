@@ -12,6 +12,7 @@
 
 enum cowlink_cmd {
 	CMD_NONE, CMD_FLAG, CMD_CLONE, CMD_STATUS, CMD_DU, CMD_BREAK,
+	CMD_CHANGES,
 };
 
 enum cowlink_flag_op { FLAG_GET, FLAG_SET, FLAG_CLEAR };
@@ -38,10 +39,14 @@ int cowlink_parse(int argc, char **argv, struct cowlink_args *args);
 const char *cowlink_usage(const struct cowlink_args *args);
 
 void cowlink_put_record(FILE *f, int cow, const char *path, int null);
+void cowlink_put_change(FILE *f, const char *tag, const char *path, int null);
 int cowlink_parse_record(char *rec, int null, char **path);
 void cowlink_json_string(FILE *f, const char *s);
 
 const char *cowlink_quote_n(int slot, const char *s, int always);
+
+/* changes.c: cowlink changes PRISTINE CLONE, its exit status. */
+int cowlink_changes(const struct cowlink_args *args);
 
 /* A file name in a message, as coreutils writes it: 'name'. */
 static inline const char *quote(const char *s)

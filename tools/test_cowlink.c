@@ -90,6 +90,24 @@ static int record(int cow, const char *path, int null, const char *want)
 	return ok;
 }
 
+/* Is the record of changes for TAG and PATH WANT? */
+static int change(const char *tag, const char *path, int null,
+		  const char *want)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int ok;
+	FILE *f = open_memstream(&buf, &len);
+
+	cowlink_put_change(f, tag, path, null);
+	fclose(f);
+	ok = len == strlen(want) + (null ? 1 : 0) && !memcmp(buf, want, len);
+	if (!ok)
+		printf("# got %s\n", buf);
+	free(buf);
+	return ok;
+}
+
 static int unrecord(const char *rec, int null)
 {
 	char buf[64], *path;
@@ -442,6 +460,7 @@ int main(void)
 {
 	static const char *const subcmds[] = {
 		"get", "set", "clear", "clone", "status", "du", "break",
+		"changes",
 	};
 	static const char utf8[] = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\x84";
 	static const char utf8_json[] = "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\x84\"";
@@ -539,6 +558,23 @@ int main(void)
 	      parse("du -R a", &a) < 0 &&
 	      !strcmp(a.error, "invalid option '-R' for 'du'"),
 	      "parse_du_takes_operands_only");
+
+	check(parse("changes --json a b", &a) == 0 && a.cmd == CMD_CHANGES &&
+	      a.json && a.argc == 2 && parse("changes -0 a b", &a) == 0 &&
+	      a.null, "parse_changes_json_and_null");
+	check(parse("changes a", &a) < 0 && !strcmp(a.error, "missing operand") &&
+	      parse("changes a b c", &a) < 0 &&
+	      !strcmp(a.error, "extra operand 'c'"),
+	      "parse_changes_takes_two_operands");
+	check(parse("changes --json -0 a b", &a) < 0 &&
+	      !strcmp(a.error, "options '--json' and '-0' are mutually exclusive") &&
+	      parse("changes -R a b", &a) < 0 &&
+	      !strcmp(a.error, "invalid option '-R' for 'changes'"),
+	      "parse_changes_json_or_null_no_recursive");
+	check(change("created", "a b", 0, "created a b\n") &&
+	      change("modified", "a\nb\\", 0, "\\modified a\\nb\\\\\n") &&
+	      change("removed", "a\nb", 1, "removed a\nb"),
+	      "record_change_escaped_as_get_records");
 
 	check(record(1, "d/a", 0, "cow d/a\n"), "record_plain");
 	check(record(0, "d/a\nb", 0, "\\--- d/a\\nb\n"), "record_newline_escaped");
@@ -664,6 +700,48 @@ int main(void)
 		 "cowlink: cannot break '%s/p': not a regular file\n", dir);
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_break_fifo_not_a_regular_file");
+
+	/*
+	 * changes needs no cowlinkfs: a clone by cp -al, whose names are
+	 * then replaced, removed, added and chmod'ed as breaks would leave
+	 * them (a break gives the name a new inode with the old times).
+	 */
+	check(!sh("mkdir %s/ch && cd %s/ch && mkdir -p p/d/e p/gone && printf a >p/a && "
+		  "printf b >p/b && printf m >p/m && printf x >p/gone/x && "
+		  "printf n >'p/n l' && ln -s a p/l && cp -al p c && "
+		  "cp -p c/a c/t && echo more >>c/t && mv c/t c/a && "
+		  "cp -p c/m c/t && chmod 600 c/t && mv c/t c/m && "
+		  "rm -r c/gone && mkdir c/new && : >c/new/f && "
+		  "ln -sfn b c/l && chmod 700 c/d/e && "
+		  "mv 'c/n l' 'c/n\nl'", dir, dir),
+	      "setup_changes_trees");
+	snprintf(line, sizeof(line), "changes %s/ch/p %s/ch/c", dir, dir);
+	ok = run_out(line, out, sizeof(out)) == 0 &&
+	     !strcmp(out, "modified a\nmetadata d/e\nremoved gone\n"
+		     "removed gone/x\nmodified l\nmetadata m\n"
+		     "\\created n\\nl\nremoved n l\ncreated new\n"
+		     "created new/f\n");
+	if (!ok)
+		printf("# got %s", out);
+	check(ok, "cmd_changes_lists_breaks_creates_removes_metadata");
+	snprintf(line, sizeof(line), "changes --json %s/ch/p %s/ch/c", dir, dir);
+	ok = run_out(line, out, sizeof(out)) == 0 &&
+	     strstr(out, "{\"path\": \"a\", \"change\": \"modified\", "
+		    "\"type\": \"file\", \"what\": [\"inode\", \"size\", \"mtime\"]}") &&
+	     strstr(out, "{\"path\": \"m\", \"change\": \"metadata\", "
+		    "\"type\": \"file\", \"what\": [\"inode\", \"mode\"]}") &&
+	     strstr(out, "{\"path\": \"n\\nl\", \"change\": \"created\"") &&
+	     strstr(out, "\"modified\": 2,\n  \"created\": 3,\n"
+		    "  \"removed\": 3,\n  \"metadata\": 2\n}\n");
+	if (!ok)
+		printf("# got %s", out);
+	check(ok, "cmd_changes_json_says_what_differs");
+	snprintf(line, sizeof(line), "changes %s/ch/p %s/nonexistent", dir, dir);
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot compare '%s/nonexistent': No such file or directory\n",
+		 dir);
+	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
+	      "cmd_changes_missing_operand_dir_exit_1");
 
 	/* status: a directory is walked without -r, as du does */
 	check(!sh("mkdir -p %s/s/sub", dir) && !sh("printf x >%s/s/sub/h1", dir) &&

@@ -135,7 +135,7 @@ static void walk_one(struct walk_entry *e, const struct walk_ops *ops)
 }
 
 /* One fd per level: let a deep tree have what the hard limit allows. */
-static void walk_raise_nofile(void)
+void walk_raise_nofile(void)
 {
 	struct rlimit rl;
 

@@ -49,6 +49,7 @@ struct walk_ops {
 
 int walk(const char *path, const struct walk_ops *ops);
 int walk_mount_point(const struct walk_entry *e);
+void walk_raise_nofile(void);
 
 /* Same file: for an fd that must still be what lstat saw. */
 static inline int walk_same(const struct stat *a, const struct stat *b)

@@ -154,6 +154,12 @@ def targets(summary, lowers, workloads):
               "cowlinkfs-all"), 1.10, lambda v, l: v <= l)
         judge("cowlink clone / cp -rl on bare", ratio(summary, lower, "tree-clone",
               "cowlinkfs-flag"), 1.2, lambda v, l: v <= l)
+        if "clone-tree" in ws:
+            judge("cowlink clone of a flagged tree / cp -rl on bare",
+                  ratio(summary, lower, "clone-tree", "cowlinkfs-flag"), 1.0, lambda v, l: v <= l)
+            for c in COW:
+                judge("discard (rm -rf) of a clone, %s / bare" % c,
+                      ratio(summary, lower, "clone-discard", c), 1.10, lambda v, l: v <= l)
         cp_a = median(summary, lower, "tree-cp-a", "cowlinkfs-flag")
         judge("cowlink clone / cp -a, both through cowlinkfs",
               median(summary, lower, "tree-clone", "cowlinkfs-flag") / cp_a if cp_a else None,

@@ -13,7 +13,7 @@
 #   BENCH_DISK=8G           size of each lower (sparse)
 #   BENCH_CONFIGS="bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer"
 #                           (and on demand cowlinkfs-nosync: cow=all,break_sync=off)
-#   BENCH_WORKLOADS="data meta brk tree scale"  (and on demand edits: a break
+#   BENCH_WORKLOADS="data meta brk tree scale clone"  (and on demand edits: a break
 #                           of every file of a clone, BENCH_FILES files)
 #   BENCH_DROP=1            sync and drop the caches before each timed step
 # It runs on the bench kernel (KERNEL=bench: no lockdep, which a user's
@@ -44,9 +44,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BENCH_SCALE:=1000 10000 50000}" "${BENCH_META:=10000}" "${BENCH_DATA:=64}"
 : "${BENCH_SIZES:=4k 1m 64m 1g 1g-sparse}" "${BENCH_DISK:=8G}"
 : "${BENCH_CONFIGS:=bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer}"
-: "${BENCH_WORKLOADS:=data meta brk tree scale}" "${BENCH_PROFILE:=}" "${BENCH_DROP:=1}"
+: "${BENCH_WORKLOADS:=data meta brk tree scale clone}" "${BENCH_PROFILE:=}" "${BENCH_DROP:=1}"
 for w in $BENCH_WORKLOADS; do
-	case $w in data | meta | brk | tree | scale | edits) ;;
+	case $w in data | meta | brk | tree | scale | clone | edits) ;;
 	*) echo "BENCH_WORKLOADS: no workload '$w'" >&2; exit 2 ;;
 	esac
 done
