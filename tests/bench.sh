@@ -338,7 +338,12 @@ clone() {
 	else
 		t clone-discard 0 "$k" "rm -rf" rm -rf "$C"
 	fi
-	check clone-discard [ ! -e "$C" ]
+	if [ "$cfg" = overlayfs ]; then
+		# the mount point stays; the overlay and its upper go
+		check clone-discard sh -c '! mountpoint -q "$1" && [ ! -e "$2" ]' - "$C" "$B/u2"
+	else
+		check clone-discard [ ! -e "$C" ]
+	fi
 	rm -rf "$W/pristine"
 }
 
