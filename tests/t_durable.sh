@@ -106,11 +106,10 @@ errno_of() {
 	esac
 }
 
-# wb_error_round THROUGH: a fresh $FS on a device-mapper device; two files
-# dirtied through THROUGH (bare: the fs itself; cowlinkfs: a mount over a
-# directory of it), then every write of the device fails; print the
-# answers of syncfs(2), then fsync(2) of the other file.
-wb_error_round() {
+# wb_device [MKFS.XFS-OPTIONS...]: a fresh $FS on a device-mapper linear
+# device over a loop file ($loop, $sz sectors), for a round to fail or
+# drop its writes
+wb_device() {
 	wb_cleanup
 	mkdir -p "$WB_MNT/fs" "$WB_MNT/cow"
 	truncate -s 320M "$WB_IMG"
@@ -119,9 +118,17 @@ wb_error_round() {
 	dmsetup create "$WB_DM" --table "0 $sz linear $loop 0" || fail "dmsetup create"
 	[ -b /dev/mapper/$WB_DM ] || dmsetup mknodes "$WB_DM"
 	case $FS in
-	xfs*) mkfs.xfs -q -f /dev/mapper/$WB_DM ;;
+	xfs*) mkfs.xfs -q -f "$@" /dev/mapper/$WB_DM ;;
 	*) mkfs.ext4 -q -F /dev/mapper/$WB_DM ;;
 	esac
+}
+
+# wb_error_round THROUGH: a fresh $FS on a device-mapper device; two files
+# dirtied through THROUGH (bare: the fs itself; cowlinkfs: a mount over a
+# directory of it), then every write of the device fails; print the
+# answers of syncfs(2), then fsync(2) of the other file.
+wb_error_round() {
+	wb_device
 	mount /dev/mapper/$WB_DM "$WB_MNT/fs" || fail "mount $FS"
 	mkdir "$WB_MNT/fs/lower"
 	dir=$WB_MNT/fs/lower
@@ -255,18 +262,8 @@ test_break_sync_off_leaves_the_copy_dirty() {
 # with the append), "zeros", "empty" or "partial" (the copy, its data
 # lost).
 crash_round() {
-	wb_cleanup
-	mkdir -p "$WB_MNT/fs" "$WB_MNT/cow"
-	truncate -s 320M "$WB_IMG"
-	loop=$(losetup -f --show "$WB_IMG")
-	sz=$(blockdev --getsz "$loop")
-	dmsetup create "$WB_DM" --table "0 $sz linear $loop 0" || fail "dmsetup create"
-	[ -b /dev/mapper/$WB_DM ] || dmsetup mknodes "$WB_DM"
-	case $FS in
 	# Without reflink: a clone is metadata only, and durable with its log.
-	xfs*) mkfs.xfs -q -f -m reflink=0 /dev/mapper/$WB_DM ;;
-	*) mkfs.ext4 -q -F /dev/mapper/$WB_DM ;;
-	esac
+	wb_device -m reflink=0
 	mount /dev/mapper/$WB_DM "$WB_MNT/fs" || fail "mount $FS"
 	lo=$WB_MNT/fs/lower
 	mkdir "$lo"

@@ -56,16 +56,6 @@ static void warn_at(const char *what, const char *path)
 	failed = 1;
 }
 
-static void *xmalloc(void *p, size_t size)
-{
-	p = realloc(p, size);
-	if (!p) {
-		fprintf(stderr, "cowlink: %s\n", strerror(ENOMEM));
-		exit(1);
-	}
-	return p;
-}
-
 /* A side of the comparison: the operand as given, for messages. */
 static const char *root[2];
 
@@ -79,7 +69,7 @@ static size_t rel_push(size_t len, const char *name)
 
 	if (len + nlen + 2 > rel_size) {
 		rel_size = (len + nlen + 2) * 2;
-		rel = xmalloc(rel, rel_size);
+		rel = xrealloc(rel, rel_size);
 	}
 	if (len)
 		rel[len++] = '/';
@@ -95,7 +85,7 @@ static const char *side_path(int side)
 	size_t need = strlen(root[side]) + strlen(rel) + 2;
 
 	if (need > size)
-		buf = xmalloc(buf, size = need);
+		buf = xrealloc(buf, size = need);
 	snprintf(buf, size, "%s%s%s", root[side], *rel ? "/" : "", rel);
 	return buf;
 }
@@ -202,10 +192,10 @@ static int names_read(int fd, int side, struct names *ns)
 			    (d->d_name[1] == '.' && !d->d_name[2])))
 				continue;
 			if (ns->n == cap)
-				ns->v = xmalloc(ns->v, (cap = cap ? cap * 2 : 64) *
+				ns->v = xrealloc(ns->v, (cap = cap ? cap * 2 : 64) *
 						sizeof(*ns->v));
 			len = strlen(d->d_name) + 1;
-			ns->v[ns->n] = memcpy(xmalloc(NULL, len), d->d_name, len);
+			ns->v[ns->n] = memcpy(xrealloc(NULL, len), d->d_name, len);
 			ns->n++;
 		}
 	}
@@ -243,7 +233,7 @@ static int xattrs_read(int dirfd, const char *name, int side,
 		len = llistxattr(proc, NULL, 0);
 		if (len <= 0)
 			break;
-		list = xmalloc(list, len);
+		list = xrealloc(list, len);
 		len = llistxattr(proc, list, len);
 		if (len >= 0 || errno != ERANGE)
 			break;
@@ -256,14 +246,14 @@ static int xattrs_read(int dirfd, const char *name, int side,
 		return -1;
 	}
 	for (p = list; p < list + len; p += strlen(p) + 1) {
-		items = xmalloc(items, (n + 1) * sizeof(*items));
+		items = xrealloc(items, (n + 1) * sizeof(*items));
 		items[n++] = p;
 	}
 	qsort(items, n, sizeof(*items), xitem_cmp);
 	for (i = 0; i < n; i++) {
 		vlen = lgetxattr(proc, items[i], NULL, 0);
 		if (vlen >= 0 && (size_t)vlen > vsize)
-			val = xmalloc(val, vsize = vlen);
+			val = xrealloc(val, vsize = vlen);
 		if (vlen > 0)
 			vlen = lgetxattr(proc, items[i], val, vlen);
 		if (vlen < 0) {
@@ -273,7 +263,7 @@ static int xattrs_read(int dirfd, const char *name, int side,
 			break;
 		}
 		/* "name", NUL, "length:", value: no two sets alike. */
-		x->buf = xmalloc(x->buf, x->len + strlen(items[i]) + 32 + vlen);
+		x->buf = xrealloc(x->buf, x->len + strlen(items[i]) + 32 + vlen);
 		x->len += strlen(strcpy(x->buf + x->len, items[i])) + 1;
 		x->len += sprintf(x->buf + x->len, "%zd:", vlen);
 		if (vlen)

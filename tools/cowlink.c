@@ -53,7 +53,8 @@ static void warn_path(const char *what, const char *path)
 	failed = 1;
 }
 
-static void *xrealloc(void *p, size_t size)
+/* realloc(), or exit with a message: shared with changes.c */
+void *xrealloc(void *p, size_t size)
 {
 	p = realloc(p, size);
 	if (!p) {

@@ -47,6 +47,7 @@ const char *cowlink_quote_n(int slot, const char *s, int always);
 
 /* changes.c: cowlink changes PRISTINE CLONE, its exit status. */
 int cowlink_changes(const struct cowlink_args *args);
+void *xrealloc(void *p, size_t size);
 
 /* A file name in a message, as coreutils writes it: 'name'. */
 static inline const char *quote(const char *s)
