@@ -469,6 +469,7 @@ static int cowlinkfs_install(struct inode *inode, struct dentry *tmp,
 	if (err)
 		goto out_unlink;
 	/* wd was moved to the name: it is the new lower dentry. */
+	set_bit(COWLINKFS_I_UNSYNCED, &ci->state);
 	spin_lock(&ci->lock);
 	oldlower = ci->lower;
 	WRITE_ONCE(ci->lower, dget(wd));

@@ -76,6 +76,12 @@ struct cowlinkfs_sb_info {
 /* Bits of cowlinkfs_inode::state */
 enum {
 	COWLINKFS_I_BREAKING,		/* a link break is under way, under break_mutex */
+	/*
+	 * A break gave the name a copy, and no sync has made the rename (and,
+	 * with break_sync=off, the copy's data) durable since: under
+	 * break_mutex, see cowlinkfs_sync_break().
+	 */
+	COWLINKFS_I_UNSYNCED,
 };
 
 /*

@@ -554,6 +554,71 @@ static struct file *cowlinkfs_real_io(struct file *file)
 	return real;
 }
 
+/* fsync() of the lower file at @path, opened as the mounter. */
+static int cowlinkfs_fsync_path(struct path *path, int flags)
+{
+	struct file *file;
+	int err;
+
+	file = dentry_open(path, flags, current_cred());
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	err = vfs_fsync(file, 0);
+	fput(file);
+	return err;
+}
+
+/**
+ * cowlinkfs_sync_break - make the last link break of a name durable
+ * @inode: cowlinkfs inode of a regular file that is being synced
+ *
+ * A break renames its copy over the name and leaves the rename to the
+ * caller's next sync: a journal commit of its own would double the cost
+ * of every break, and on a journalling lower fs the fsync() of the copy
+ * commits the rename with it.  But a data sync there commits only what
+ * the data needs: ext4 committed the copy's creation at the break's own
+ * fsync (cowlinkfs_copy_inode()) and commits nothing for the rename at an
+ * fdatasync() after it, ext2 never writes the directory at fsync(), and a
+ * synchronous write syncs its own range alone, not the rest of a copy
+ * that break_sync=off left unwritten.  After a power cut the name would
+ * hold the old bytes, or a copy without its data, although the sync had
+ * returned.  So the first sync of any kind after a break syncs the whole
+ * copy, then the directory the name is in.
+ *
+ * Return: 0, or a negative errno and the break still to sync.
+ */
+static int cowlinkfs_sync_break(struct inode *inode)
+{
+	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
+	const struct cred *old_cred;
+	struct path path, dir;
+	int err;
+
+	if (likely(!test_bit(COWLINKFS_I_UNSYNCED, &ci->state)))
+		return 0;
+	/* Not cleared before a sync is complete, nor while a break runs. */
+	err = mutex_lock_killable(&ci->break_mutex);
+	if (err)
+		return err;
+	if (!test_bit(COWLINKFS_I_UNSYNCED, &ci->state))
+		goto out_unlock;
+	cowlinkfs_lower_path(inode, &path);
+	dir.mnt = path.mnt;
+	dir.dentry = dget_parent(path.dentry);
+	old_cred = cowlinkfs_override_creds(inode->i_sb);
+	err = cowlinkfs_fsync_path(&path, O_RDONLY);
+	if (!err)
+		err = cowlinkfs_fsync_path(&dir, O_RDONLY | O_DIRECTORY);
+	revert_creds(old_cred);
+	dput(dir.dentry);
+	path_put(&path);
+	if (!err)
+		clear_bit(COWLINKFS_I_UNSYNCED, &ci->state);
+out_unlock:
+	mutex_unlock(&ci->break_mutex);
+	return err;
+}
+
 /* Every RWF_* flag the caller gave, for the lower file's kiocb. */
 static rwf_t cowlinkfs_iocb_to_rwf(int ifl)
 {
@@ -609,6 +674,13 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
 	file_end_write(realfile);
 	cowlinkfs_copyattr(file_inode(file));
+	/* The lower fs synced the range; the break is ours to sync. */
+	if (ret > 0 && (iocb->ki_flags & IOCB_DSYNC)) {
+		int err = cowlinkfs_sync_break(file_inode(file));
+
+		if (err)
+			ret = err;
+	}
 	return ret;
 }
 
@@ -648,6 +720,8 @@ int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end,
 
 	if (S_ISREG(file_inode(file)->i_mode)) {
 		err = cowlinkfs_real_follow(file);
+		if (!err)
+			err = cowlinkfs_sync_break(file_inode(file));
 		if (err)
 			return err;
 	}
