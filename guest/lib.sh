@@ -32,6 +32,22 @@ say() {
 	printf '[%4ds] %s\n' $(($(date +%s) - COWLINKFS_T0)) "$*"
 }
 
+# guest_lock: one guest run at a time on this machine, whichever checkout
+# starts it.  Every checkout stages into the same cache (run*/, logs/),
+# crash2 boots on what crash1 left, and two TCG guests on two cores slow
+# each other down threefold: a second run waits, and says so.  Taken once
+# by the top-level command; the scripts it runs inherit it.
+guest_lock() {
+	[ -z "${COWLINKFS_GUEST_LOCKED:-}" ] || return 0
+	exec 7>"$COWLINKFS_CACHE/guest.lock"
+	if ! flock -n 7; then
+		say "another guest run holds $COWLINKFS_CACHE/guest.lock: waiting for it"
+		flock 7
+	fi
+	COWLINKFS_GUEST_LOCKED=1
+	export COWLINKFS_GUEST_LOCKED
+}
+
 # key FILE...: short hash naming a cache entry after what produced it.
 key() {
 	cat "$@" | sha256sum | cut -c1-16

@@ -3,6 +3,7 @@
 # host packages, kernel, rootfs, staging, boot.  Usage: pipeline.sh test|debug|demo|shell|soak|bench|install
 set -eu
 . "$(dirname "$0")/lib.sh"
+guest_lock
 
 mode=${1:?usage: pipeline.sh test|debug|demo|shell|soak|bench|install|fstests}
 g=$COWLINKFS_TOP/guest

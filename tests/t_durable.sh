@@ -160,8 +160,8 @@ test_lower_writeback_errors_reach_syncfs_and_fsync() {
 # and nothing else.  fail_function fails that step once: with break_sync=on
 # the append gets EIO and the step was reached (the control: the probe
 # works); with off the append works, the step was never reached, and the
-# names hold the right bytes.  t_durable runs alone (serial), so the
-# global fail_function knobs are the test's own.
+# names hold the right bytes.  The fail_function knobs are global: the
+# test shares t_fault's lock, and runs beside the other worker's tests.
 FF=/sys/kernel/debug/fail_function
 
 # sync_copy_fails_once: arm fail_function on cowlinkfs_sync_copy (EIO,
@@ -193,6 +193,7 @@ pair_of() {
 	ln "$M/$1" "$M/$1.2"
 }
 
+# lock: fault
 test_break_sync_off_skips_only_the_fsync_of_the_break() {
 	trap 'echo >$FF/inject 2>/dev/null || true' EXIT
 	mount -o remount,cow=all "$M" || fail "remount,cow=all"
@@ -424,8 +425,11 @@ sync_round() {
 # range, not the rest of a copy that break_sync=off did not write back.
 # The first such sync after a break syncs the copy and the rename
 # (cowlinkfs_sync_break()): the bytes the caller synced survive a power
-# cut under the name they were written through.
+# cut under the name they were written through.  It does not mind a sync
+# of another test (it could only hide the bug), so it runs beside the
+# other worker's tests, one lower at a time: the device is one.
 # lowers: ext4 xfs
+# lock: wb-device
 test_fdatasync_and_dsync_after_a_break_survive_a_power_cut() {
 	trap wb_cleanup EXIT
 	for r in "fdatasync on" "dsync on" "dsync off"; do

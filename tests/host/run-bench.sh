@@ -40,6 +40,7 @@ esac
 export KERNEL
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
+guest_lock
 : "${BENCH_FS:=ext2 ext3 ext4 xfs xfsr}" "${BENCH_ROUNDS:=5}" "${BENCH_FILES:=10000}"
 : "${BENCH_SCALE:=1000 10000 50000}" "${BENCH_META:=10000}" "${BENCH_DATA:=64}"
 : "${BENCH_SIZES:=4k 1m 64m 1g 1g-sparse}" "${BENCH_DISK:=8G}"

@@ -18,6 +18,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
+guest_lock
 mode=${1:-}
 if [ -z "${FSTESTS:-}" ]; then
 	echo "make fstests: set FSTESTS to an xfstests-dev checkout or tarball" \

@@ -6,6 +6,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
+guest_lock
 : "${SOAK:=600}" "${SOAK_FS:=$(cat "$top/tests/lowers")}"
 export SOAK SOAK_FS
 nfs=$(wc -w <<<"$SOAK_FS")

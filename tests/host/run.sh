@@ -10,6 +10,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
+guest_lock
 # The debug leg: what of the suite CI can afford on the debug kernel
 # (KASAN, kmemleak, ...), which runs it 5-6 times slower: t_cow.sh and the
 # model tests of cow=all and of parallel writers (about 200 s each there;
