@@ -369,11 +369,14 @@ test_break_sync_off_crash_keeps_the_other_names_whole() {
 # commit); two two-name files (64 KiB of 0xab) made and synced; through
 # cowlinkfs with break_sync=SETTING, the first 4 KiB of each first name
 # overwritten with 0xcd, which breaks its link, and made durable as HOW
-# says: "fdatasync" (a write, then fdatasync(2)) or "dsync" (an O_DSYNC
-# write); nothing else syncs; then a power cut.  Checks that the other
-# names hold the old bytes; prints what each first name holds: "new"
-# (every byte of the copy with the synced write), "old" (the old bytes)
-# or "lost" (anything else).
+# says: "fdatasync" (a write, then fdatasync(2)), "dsync" (an O_DSYNC
+# write), "copy_range" (copy_file_range(2) into an O_SYNC descriptor) or
+# "evicted" (a write, the descriptor closed, the dentry cache dropped,
+# which evicts our inode, then fdatasync(2) through a new descriptor);
+# nothing else syncs; then a power cut.  Checks that the other names hold
+# the old bytes; prints what each first name holds: "new" (every byte of
+# the copy with the synced write), "old" (the old bytes) or "lost"
+# (anything else).
 sync_round() {
 	wb_device -m reflink=0
 	case $FS in
@@ -387,6 +390,7 @@ sync_round() {
 		xfs_io -f -c "pwrite -q -S 0xab 0 64k" "$lo/p$i" || fail "pwrite p$i"
 		ln "$lo/p$i" "$lo/q$i"
 	done
+	xfs_io -f -c "pwrite -q -S 0xcd 0 4k" "$lo/src" || fail "pwrite src"
 	old=$(md5sum <"$lo/q1")
 	new=$(xfs_io -f -c "pwrite -q -S 0xab 0 64k" -c "pwrite -q -S 0xcd 0 4k" \
 		/tmp/sync-round-new >/dev/null && md5sum </tmp/sync-round-new)
@@ -394,12 +398,19 @@ sync_round() {
 	sync
 	mount -t cowlinkfs -o "cow=all,break_sync=$2" "$lo" "$WB_MNT/cow" || fail "mount cowlinkfs"
 	for i in 1 2; do
+		f=$WB_MNT/cow/p$i
 		case $1 in
 		fdatasync)
-			xfs_io -c "pwrite -q -S 0xcd 0 4k" -c fdatasync "$WB_MNT/cow/p$i" ;;
+			xfs_io -c "pwrite -q -S 0xcd 0 4k" -c fdatasync "$f" ;;
 		dsync)
 			head -c 4096 /dev/zero | tr '\0' '\315' |
-				dd of="$WB_MNT/cow/p$i" bs=4k conv=notrunc oflag=dsync status=none ;;
+				dd of="$f" bs=4k conv=notrunc oflag=dsync status=none ;;
+		copy_range)
+			xfs_io -s -c "copy_range -l 4096 $WB_MNT/cow/src" "$f" ;;
+		evicted)
+			xfs_io -c "pwrite -q -S 0xcd 0 4k" "$f" &&
+				echo 2 >/proc/sys/vm/drop_caches &&
+				xfs_io -r -c fdatasync "$f" ;;
 		esac || fail "$1 of p$i"
 	done
 	power_cut
@@ -432,9 +443,59 @@ sync_round() {
 # lock: wb-device
 test_fdatasync_and_dsync_after_a_break_survive_a_power_cut() {
 	trap wb_cleanup EXIT
-	for r in "fdatasync on" "dsync on" "dsync off"; do
+	for r in "fdatasync on" "dsync on" "dsync off" "copy_range off"; do
 		# shellcheck disable=SC2086 # two words
 		got=$(sync_round $r) || exit 1
 		check_eq "$got" "new new" "$r: the synced names after a power cut"
 	done
+}
+
+# The mark that a break is still to be synced lives in our inode, which
+# goes when the dentry of its name is pruned (drop_caches here, memory
+# pressure on a real machine): the next sync then syncs the lower fs
+# (cowlinkfs_sync_evicted()).  drop_caches changes what every test has
+# cached: the test runs alone.
+# lowers: ext4 xfs
+# serial
+test_fdatasync_after_the_broken_inode_was_evicted_survives_a_power_cut() {
+	trap wb_cleanup EXIT
+	got=$(sync_round evicted on) || exit 1
+	check_eq "$got" "new new" "fdatasync after eviction: the synced names after a power cut"
+}
+
+# A writeback error is reported once to each descriptor, as on the lower
+# fs, also by the sync that syncs a break: the error met by writeback the
+# caller started (sync_file_range(2), which waits for nothing) comes back
+# from its first fsync(2) and not from the second, bare and through the
+# mount.
+# lowers: ext4
+# lock: wb-device
+test_writeback_error_after_a_break_is_reported_once_per_descriptor() {
+	trap wb_cleanup EXIT
+	wb_device
+	mount -o commit=600 /dev/mapper/$WB_DM "$WB_MNT/fs" || fail "mount $FS"
+	lo=$WB_MNT/fs/lower
+	mkdir "$lo"
+	xfs_io -f -c "pwrite -q -S 0xab 0 64k" "$lo/p1" || fail "pwrite p1"
+	ln "$lo/p1" "$lo/q1"
+	xfs_io -f -c "pwrite -q -S 0xab 0 64k" "$lo/bare" || fail "pwrite bare"
+	sync
+	mount -t cowlinkfs -o cow=all "$lo" "$WB_MNT/cow" || fail "mount cowlinkfs"
+	for f in "$WB_MNT/cow/p1" "$lo/bare"; do
+		xfs_io -c "pwrite -q -S 0xcd 0 4k" "$f" || fail "pwrite $f"
+	done
+	dmsetup suspend --nolockfs --noflush "$WB_DM"
+	dmsetup load "$WB_DM" --table "0 $sz flakey $loop 0 0 1 1 error_writes"
+	dmsetup resume "$WB_DM"
+	for f in "$WB_MNT/cow/p1" "$lo/bare"; do
+		xfs_io -r -c "sync_range -w 0 4k" "$f" || fail "sync_range $f"
+	done
+	sleep 2
+	dmsetup suspend --nolockfs --noflush "$WB_DM"
+	dmsetup load "$WB_DM" --table "0 $sz linear $loop 0"
+	dmsetup resume "$WB_DM"
+	bare=$(xfs_io -r -c fsync -c fsync "$lo/bare" 2>&1 | grep -c 'Input/output')
+	check_eq "$bare" 1 "EIO reports of two fsyncs of one descriptor, bare"
+	check_eq "$(xfs_io -r -c fsync -c fsync "$WB_MNT/cow/p1" 2>&1 | grep -c 'Input/output')" "$bare" \
+		"EIO reports of two fsyncs of one descriptor, through the mount after a break"
 }

@@ -1278,3 +1278,22 @@ test_reader_descriptor_reports_the_inode_it_reads_after_a_break() {
 	check_eq "$(content "$M/b")" old "the other name's bytes"
 	exec 3<&-
 }
+
+# A broken name larger than 2 GiB syncs like any other: the copy and its
+# directory are opened with O_LARGEFILE to sync them.
+# lowers: ext4 xfs
+# matrix: every
+test_sync_after_a_break_of_a_file_over_2_gib_works() {
+	mount -o remount,cow=all "$M" || fail "remount,cow=all"
+	xfs_io -f -c "truncate 2200m" -c "pwrite -q 0 4k" "$M/big" || fail "a sparse 2.2 GB file"
+	ln "$M/big" "$M/big.2"
+	ln "$M/big" "$M/big.3"
+	check_eq "$(xfs_io -c "pwrite -q -S 0xcd 0 4k" -c fdatasync -c fsync "$M/big" 2>&1)" "" \
+		"a break, fdatasync and fsync"
+	check_eq "$(head -c 4096 /dev/zero |
+		dd of="$M/big.2" bs=4k conv=notrunc oflag=dsync status=none 2>&1)" "" \
+		"a break by an O_DSYNC write"
+	check_eq "$(xfs_io -r -c fsync "$M/big" 2>&1)" "" "fsync once synced"
+	check_ne "$(ino "$M/big")" "$(ino "$M/big.3")" "the first break"
+	check_ne "$(ino "$M/big.2")" "$(ino "$M/big.3")" "the second break"
+}

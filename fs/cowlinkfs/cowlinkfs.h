@@ -71,6 +71,8 @@ struct cowlinkfs_sb_info {
 	bool break_sync;
 	/* The lower fs's writeback errors syncfs has passed on to ours. */
 	errseq_t lower_wb_err;
+	/* Inodes evicted with a break to sync: see cowlinkfs_sync_evicted(). */
+	atomic_long_t unsynced_evicted;
 };
 
 /* Bits of cowlinkfs_inode::state */
@@ -94,7 +96,9 @@ enum {
  *         cowlinkfs_inode.break_mutex
  *           lower i_rwsem: the work directory (I_MUTEX_PARENT), the
  *           copy made in it, then lock_rename() of the work directory
- *           and the name's lower parent, in the lower fs's own order
+ *           and the name's lower parent, in the lower fs's own order;
+ *           or, syncing a break (cowlinkfs_sync_break()), whatever the
+ *           lower fs's fsync takes of the copy and of the name's parent
  *             cowlinkfs_inode.lock (a spinlock, for @lower alone)
  */
 
@@ -286,6 +290,7 @@ extern const struct file_operations cowlinkfs_file_fops;
 int cowlinkfs_truncate_path(struct file *file, loff_t size, struct path *path);
 loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence);
 int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
+int cowlinkfs_sync_evicted(struct super_block *sb);
 long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 long cowlinkfs_compat_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg);

@@ -554,13 +554,16 @@ static struct file *cowlinkfs_real_io(struct file *file)
 	return real;
 }
 
-/* fsync() of the lower file at @path, opened as the mounter. */
-static int cowlinkfs_fsync_path(struct path *path, int flags)
+/* fsync() of the lower file or directory at @path, opened as the mounter. */
+static int cowlinkfs_fsync_path(struct super_block *sb, struct path *path)
 {
+	const struct cred *old_cred;
 	struct file *file;
 	int err;
 
-	file = dentry_open(path, flags, current_cred());
+	old_cred = cowlinkfs_override_creds(sb);
+	file = dentry_open(path, O_RDONLY | O_LARGEFILE, current_cred());
+	revert_creds(old_cred);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 	err = vfs_fsync(file, 0);
@@ -570,7 +573,8 @@ static int cowlinkfs_fsync_path(struct path *path, int flags)
 
 /**
  * cowlinkfs_sync_break - make the last link break of a name durable
- * @inode: cowlinkfs inode of a regular file that is being synced
+ * @file: cowlinkfs regular file that is being synced
+ * @synced: set if @file's own lower file was synced whole, fully
  *
  * A break renames its copy over the name and leaves the rename to the
  * caller's next sync: a journal commit of its own would double the cost
@@ -583,19 +587,24 @@ static int cowlinkfs_fsync_path(struct path *path, int flags)
  * that break_sync=off left unwritten.  After a power cut the name would
  * hold the old bytes, or a copy without its data, although the sync had
  * returned.  So the first sync of any kind after a break syncs the whole
- * copy, then the directory the name is in.
+ * copy, then the directory the name is in.  The copy is synced through
+ * @file's own lower file when it is on the copy, so that a writeback
+ * error reaches the descriptor once, as on the lower fs.
  *
  * Return: 0, or a negative errno and the break still to sync.
  */
-static int cowlinkfs_sync_break(struct inode *inode)
+static int cowlinkfs_sync_break(struct file *file, bool *synced)
 {
+	struct inode *inode = file_inode(file);
 	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
-	const struct cred *old_cred;
+	struct file *real;
 	struct path path, dir;
 	int err;
 
-	if (likely(!test_bit(COWLINKFS_I_UNSYNCED, &ci->state)))
-		return 0;
+	*synced = false;
+	err = cowlinkfs_sync_evicted(inode->i_sb);
+	if (err || likely(!test_bit(COWLINKFS_I_UNSYNCED, &ci->state)))
+		return err;
 	/* Not cleared before a sync is complete, nor while a break runs. */
 	err = mutex_lock_killable(&ci->break_mutex);
 	if (err)
@@ -603,20 +612,40 @@ static int cowlinkfs_sync_break(struct inode *inode)
 	if (!test_bit(COWLINKFS_I_UNSYNCED, &ci->state))
 		goto out_unlock;
 	cowlinkfs_lower_path(inode, &path);
-	dir.mnt = path.mnt;
-	dir.dentry = dget_parent(path.dentry);
-	old_cred = cowlinkfs_override_creds(inode->i_sb);
-	err = cowlinkfs_fsync_path(&path, O_RDONLY);
-	if (!err)
-		err = cowlinkfs_fsync_path(&dir, O_RDONLY | O_DIRECTORY);
-	revert_creds(old_cred);
-	dput(dir.dentry);
+	real = cowlinkfs_real(file);
+	if (file_inode(real) == d_inode(path.dentry)) {
+		err = vfs_fsync(real, 0);
+		*synced = true;
+	} else {
+		/* A writer's stand-in, or a reader not moved yet. */
+		err = cowlinkfs_fsync_path(inode->i_sb, &path);
+	}
+	if (!err) {
+		dir.mnt = path.mnt;
+		dir.dentry = dget_parent(path.dentry);
+		err = cowlinkfs_fsync_path(inode->i_sb, &dir);
+		dput(dir.dentry);
+	}
 	path_put(&path);
 	if (!err)
 		clear_bit(COWLINKFS_I_UNSYNCED, &ci->state);
 out_unlock:
 	mutex_unlock(&ci->break_mutex);
 	return err;
+}
+
+/*
+ * After a change through @file that the lower fs made synchronous (an
+ * O_SYNC or O_DSYNC descriptor, a file or mount with the sync flag): the
+ * break that gave the name its copy is synced too.
+ */
+static int cowlinkfs_sync_after(struct file *file, struct file *real)
+{
+	bool synced;
+
+	if (!(file->f_flags & O_DSYNC) && !IS_SYNC(file_inode(real)))
+		return 0;
+	return cowlinkfs_sync_break(file, &synced);
 }
 
 /* Every RWF_* flag the caller gave, for the lower file's kiocb. */
@@ -669,6 +698,10 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	realfile = cowlinkfs_real_io(file);
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
+	/* Syncing a break would block. */
+	if ((iocb->ki_flags & IOCB_NOWAIT) && (iocb->ki_flags & IOCB_DSYNC) &&
+	    test_bit(COWLINKFS_I_UNSYNCED, &COWLINKFS_I(file_inode(file))->state))
+		return -EAGAIN;
 	file_start_write(realfile);
 	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
 			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
@@ -676,7 +709,8 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	cowlinkfs_copyattr(file_inode(file));
 	/* The lower fs synced the range; the break is ours to sync. */
 	if (ret > 0 && (iocb->ki_flags & IOCB_DSYNC)) {
-		int err = cowlinkfs_sync_break(file_inode(file));
+		bool synced;
+		int err = cowlinkfs_sync_break(file, &synced);
 
 		if (err)
 			ret = err;
@@ -719,11 +753,19 @@ int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end,
 	int err;
 
 	if (S_ISREG(file_inode(file)->i_mode)) {
+		bool synced;
+		int sync_err;
+
 		err = cowlinkfs_real_follow(file);
-		if (!err)
-			err = cowlinkfs_sync_break(file_inode(file));
 		if (err)
 			return err;
+		/* The caller's own range is synced whatever befell the break. */
+		err = cowlinkfs_sync_break(file, &synced);
+		if (synced)
+			return err;
+		sync_err = vfs_fsync_range(cowlinkfs_real(file), start, end,
+					   datasync);
+		return err ?: sync_err;
 	}
 	return vfs_fsync_range(cowlinkfs_real(file), start, end, datasync);
 }
@@ -752,6 +794,8 @@ static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 	realfile = cowlinkfs_real(file);
 	ret = vfs_fallocate(realfile, mode, offset, len);
 	cowlinkfs_copyattr(file_inode(file));
+	if (!ret)
+		ret = cowlinkfs_sync_after(file, realfile);
 	return ret;
 }
 
@@ -781,6 +825,12 @@ static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
 	realout = cowlinkfs_real(out);
 	ret = vfs_copy_file_range(realin, pos_in, realout, pos_out, len, flags);
 	cowlinkfs_copyattr(file_inode(out));
+	if (ret > 0) {
+		int err = cowlinkfs_sync_after(out, realout);
+
+		if (err)
+			ret = err;
+	}
 	return ret;
 }
 
@@ -810,6 +860,12 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
 		ret = vfs_clone_file_range(realin, pos_in, realout, pos_out,
 					   len, flags);
 	cowlinkfs_copyattr(file_inode(out));
+	if (ret > 0) {
+		int err = cowlinkfs_sync_after(out, realout);
+
+		if (err)
+			ret = err;
+	}
 	return ret;
 }
 

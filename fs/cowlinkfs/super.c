@@ -48,6 +48,8 @@ static void cowlinkfs_evict_inode(struct inode *inode)
 {
 	struct dentry *lower = COWLINKFS_I(inode)->lower;
 
+	if (test_bit(COWLINKFS_I_UNSYNCED, &COWLINKFS_I(inode)->state))
+		atomic_long_inc(&COWLINKFS_SB(inode->i_sb)->unsynced_evicted);
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
 	/*
@@ -57,6 +59,37 @@ static void cowlinkfs_evict_inode(struct inode *inode)
 	 */
 	WRITE_ONCE(COWLINKFS_I(inode)->lower, NULL);
 	dput(lower);
+}
+
+/**
+ * cowlinkfs_sync_evicted - sync the breaks of inodes that were evicted
+ * @sb: cowlinkfs superblock
+ *
+ * A name's mark that its last break still has to be synced (see
+ * cowlinkfs_sync_break()) lives in its inode, which goes when the
+ * dentry of the name is pruned; the name looked up again gets a new
+ * inode, without the mark.  Rather than keep such inodes or names in
+ * memory, the next sync through the mount after such an eviction syncs
+ * the whole lower fs, which a break nobody synced before its inode was
+ * evicted makes rare.
+ *
+ * Return: 0 or a negative errno, the breaks then still to sync.
+ */
+int cowlinkfs_sync_evicted(struct super_block *sb)
+{
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
+	struct super_block *lsb = sbi->lower_root.mnt->mnt_sb;
+	long n = atomic_long_read(&sbi->unsynced_evicted);
+	int err;
+
+	if (likely(!n))
+		return 0;
+	down_read(&lsb->s_umount);
+	err = sync_filesystem(lsb);
+	up_read(&lsb->s_umount);
+	if (!err)
+		atomic_long_sub(n, &sbi->unsynced_evicted);
+	return err;
 }
 
 /**
@@ -81,13 +114,17 @@ static int cowlinkfs_sync_fs(struct super_block *sb, int wait)
 {
 	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(sb);
 	struct super_block *lsb = sbi->lower_root.mnt->mnt_sb;
+	long evicted;
 	int err, wb_err;
 
 	if (!wait)
 		return 0;
+	evicted = atomic_long_read(&sbi->unsynced_evicted);
 	down_read(&lsb->s_umount);
 	err = sync_filesystem(lsb);
 	up_read(&lsb->s_umount);
+	if (!err && evicted)
+		atomic_long_sub(evicted, &sbi->unsynced_evicted);
 
 	/* Set before the lock goes, so that no racing syncfs misses it. */
 	spin_lock(&sbi->lock);
