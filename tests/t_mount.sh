@@ -183,6 +183,26 @@ test_break_sync_option_in_proc_mounts_and_remount() {
 	umount /mnt/o
 }
 
+# A remount changes the settings it gives and no other, also when its
+# context was picked (fspick(2)) before another remount changed them: it
+# must not put back what it saw then.
+test_fspick_remount_changes_only_what_it_gives() {
+	mkdir $L/d
+	mkdir -p /mnt/o
+	trap 'umount /mnt/o 2>/dev/null || true' EXIT
+	opts() { awk '$2 == "/mnt/o" && $3 == "cowlinkfs" { sub(/^.*,lowerdir=/, "lowerdir=", $4); print $4 }' /proc/mounts; }
+	check_try OK mount $L/d /mnt/o
+	check_eq "$(try fspick /mnt/o "try remount /mnt/o break_sync=off >/dev/null" cow=all)" OK \
+		"fspick, a remount to break_sync=off, then cow=all"
+	check_eq "$(opts)" "lowerdir=$L/d,cow=all,break_sync=off" "the other remount's break_sync stays"
+	check_eq "$(try fspick /mnt/o "try remount /mnt/o cow=flag >/dev/null" break_sync=on)" OK \
+		"fspick, a remount to cow=flag, then break_sync=on"
+	check_eq "$(opts)" "lowerdir=$L/d,cow=flag" "the other remount's cow stays"
+	check_eq "$(try fspick /mnt/o true cow=sometimes)" EINVAL "a bad value through fsconfig"
+	check_eq "$(opts)" "lowerdir=$L/d,cow=flag" "nothing changed by the bad value"
+	umount /mnt/o
+}
+
 # break_sync takes on or off and nothing else, at mount and at remount,
 # with a kernel log line naming it; a refused remount changes nothing.
 test_bad_break_sync_value_is_einval_and_logged() {

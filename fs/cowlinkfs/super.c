@@ -25,6 +25,7 @@ struct cowlinkfs_fs_context {
 	char *lowerdir;
 	enum cowlinkfs_cow_mode cow_mode;
 	bool break_sync;
+	unsigned int given;	/* BIT(OPT_*) of the options given */
 };
 
 static struct inode *cowlinkfs_alloc_inode(struct super_block *sb)
@@ -223,6 +224,7 @@ static int cowlinkfs_parse_param(struct fs_context *fc,
 	if (opt < 0)
 		return opt;
 
+	ctx->given |= BIT(opt);
 	switch (opt) {
 	case OPT_LOWERDIR:
 		kfree(ctx->lowerdir);
@@ -459,10 +461,18 @@ static int cowlinkfs_reconfigure(struct fs_context *fc)
 		if (!same)
 			return invalfc(fc, "lowerdir cannot be changed by remount");
 	}
-	err = cowlinkfs_set_cow_mode(fc, ctx->cow_mode);
-	if (!err)
+	/*
+	 * Only what is given changes: a context made by fspick() may be
+	 * older than a remount that changed the other settings.
+	 */
+	if (ctx->given & BIT(OPT_COW)) {
+		err = cowlinkfs_set_cow_mode(fc, ctx->cow_mode);
+		if (err)
+			return err;
+	}
+	if (ctx->given & BIT(OPT_BREAK_SYNC))
 		cowlinkfs_set_break_sync(fc->root->d_sb, ctx->break_sync);
-	return err;
+	return 0;
 }
 
 static void cowlinkfs_free_fc(struct fs_context *fc)
@@ -487,12 +497,9 @@ static int cowlinkfs_init_fs_context(struct fs_context *fc)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
-	/* A remount keeps the settings it does not give again. */
+	/* The defaults of a new mount; a remount changes only what it gives. */
+	ctx->cow_mode = COWLINKFS_COW_FLAG;
 	ctx->break_sync = true;
-	if (fc->root) {
-		ctx->cow_mode = COWLINKFS_SB(fc->root->d_sb)->cow_mode;
-		ctx->break_sync = READ_ONCE(COWLINKFS_SB(fc->root->d_sb)->break_sync);
-	}
 	fc->fs_private = ctx;
 	fc->ops = &cowlinkfs_context_ops;
 	return 0;

@@ -33,6 +33,9 @@
  *                              failing (/proc/thread-self/fail-nth); prints
  *                              the result and "injected" or "not-reached"
  *   try remount DST OPTIONS    mount(2) MS_REMOUNT with OPTIONS as data
+ *   try fspick DST CMD KEY=VAL fspick(2) the mount at DST, run the shell
+ *                              command CMD, then fsconfig(2) KEY=VAL and
+ *                              reconfigure
  *   try setfl_append PATH      O_WRONLY: write "aaaa", F_SETFL |O_APPEND,
  *                              lseek to 0, write "b" (PATH exists, empty)
  *   try clearfl_append PATH    O_WRONLY|O_APPEND: write "aaaa", F_SETFL
@@ -677,6 +680,31 @@ static int op_remount(char **a)
 	return res(mount("none", a[0], NULL, MS_REMOUNT, a[1]));
 }
 
+static int op_fspick(char **a)
+{
+	char *key = a[2], *val = strchr(a[2], '=');
+	int fd, r;
+
+	if (!val) {
+		fprintf(stderr, "try: fspick: %s is not KEY=VALUE\n", a[2]);
+		exit(2);
+	}
+	*val++ = '\0';
+	fd = fspick(AT_FDCWD, a[0], FSPICK_CLOEXEC);
+	if (fd < 0)
+		return res(fd);
+	if (system(a[1]) != 0) {
+		fprintf(stderr, "try: fspick: '%s' failed\n", a[1]);
+		exit(2);
+	}
+	r = fsconfig(fd, FSCONFIG_SET_STRING, key, val, 0);
+	if (!r)
+		r = fsconfig(fd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0);
+	r = res(r);
+	close(fd);
+	return r;
+}
+
 static int op_setfl_append(char **a)
 {
 	return do_setfl(a[0], 1);
@@ -823,6 +851,7 @@ static const struct op ops[] = {
 	{ "mmaphold", 3, 3, op_mmaphold },
 	{ "failnth", 3, 3, op_failnth },
 	{ "remount", 2, 2, op_remount },
+	{ "fspick", 3, 3, op_fspick },
 	{ "setfl_append", 1, 1, op_setfl_append },
 	{ "clearfl_append", 1, 1, op_clearfl_append },
 	{ "rwf_append", 1, 1, op_rwf_append },
