@@ -46,15 +46,8 @@ static const char *const what_names[] = {
 };
 
 static const struct cowlink_args *cargs;
-static int failed, first = 1;
+static int first = 1;
 static unsigned long counts[ARRAY_SIZE(change_names)];
-
-static void warn_at(const char *what, const char *path)
-{
-	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path),
-		strerror(errno));
-	failed = 1;
-}
 
 /* A side of the comparison: the operand as given, for messages. */
 static const char *root[2];
@@ -180,7 +173,7 @@ static int names_read(int fd, int side, struct names *ns)
 	for (;;) {
 		n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
 		if (n < 0) {
-			warn_at("cannot read directory", side_path(side));
+			warn_path("cannot read directory", side_path(side));
 			names_free(ns);
 			return -1;
 		}
@@ -242,7 +235,7 @@ static int xattrs_read(int dirfd, const char *name, int side,
 		free(list);
 		if (errno == ENOTSUP)
 			return 0;
-		warn_at("cannot list xattrs of", side_path(side));
+		warn_path("cannot list xattrs of", side_path(side));
 		return -1;
 	}
 	for (p = list; p < list + len; p += strlen(p) + 1) {
@@ -259,7 +252,7 @@ static int xattrs_read(int dirfd, const char *name, int side,
 		if (vlen < 0) {
 			if (errno == ENODATA)
 				continue;	/* removed meanwhile */
-			warn_at("cannot read xattrs of", side_path(side));
+			warn_path("cannot read xattrs of", side_path(side));
 			break;
 		}
 		/* "name", NUL, "length:", value: no two sets alike. */
@@ -319,12 +312,12 @@ static int target_differs(int pfd, int cfd, const char *name)
 
 	la = readlinkat(pfd, name, a, sizeof(a));
 	if (la < 0) {
-		warn_at("cannot read symlink", side_path(0));
+		warn_path("cannot read symlink", side_path(0));
 		return 0;
 	}
 	lb = readlinkat(cfd, name, b, sizeof(b));
 	if (lb < 0) {
-		warn_at("cannot read symlink", side_path(1));
+		warn_path("cannot read symlink", side_path(1));
 		return 0;
 	}
 	return la != lb || memcmp(a, b, la);
@@ -343,7 +336,7 @@ static int open_dir(int dirfd, const char *name, const struct stat *st,
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		    O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		warn_at("cannot read directory", side_path(side));
+		warn_path("cannot read directory", side_path(side));
 		return -1;
 	}
 	if (fstat(fd, &fst) < 0 || !walk_same(&fst, st)) {
@@ -378,7 +371,7 @@ static void one_side_tree(int dirfd, const char *name, const struct stat *st,
 	for (i = 0; i < ns.n; i++) {
 		rel_push(len, ns.v[i]);
 		if (fstatat(fd, ns.v[i], &cst, AT_SYMLINK_NOFOLLOW) < 0) {
-			warn_at("cannot access", side_path(side));
+			warn_path("cannot access", side_path(side));
 		} else {
 			report(ch, cst.st_mode, 0);
 			if (S_ISDIR(cst.st_mode) && cst.st_dev == st->st_dev)
@@ -398,7 +391,7 @@ static void one_side(int dirfd, const char *name, const struct stat *dst,
 	struct stat st;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		warn_at("cannot access", side_path(side));
+		warn_path("cannot access", side_path(side));
 		return;
 	}
 	report(ch, st.st_mode, 0);
@@ -423,11 +416,11 @@ static void both_sides(int pfd, int cfd, const char *name,
 	int mnt;
 
 	if (fstatat(pfd, name, &ps, AT_SYMLINK_NOFOLLOW) < 0) {
-		warn_at("cannot access", side_path(0));
+		warn_path("cannot access", side_path(0));
 		return;
 	}
 	if (fstatat(cfd, name, &cs, AT_SYMLINK_NOFOLLOW) < 0) {
-		warn_at("cannot access", side_path(1));
+		warn_path("cannot access", side_path(1));
 		return;
 	}
 	if ((ps.st_mode & S_IFMT) != (cs.st_mode & S_IFMT)) {
@@ -524,7 +517,7 @@ static int open_root(int side, struct stat *st)
 	int fd = open(root[side], O_RDONLY | O_DIRECTORY | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, st) < 0) {
-		warn_at("cannot compare", root[side]);
+		warn_path("cannot compare", root[side]);
 		if (fd >= 0)
 			close(fd);
 		return -1;

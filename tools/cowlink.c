@@ -44,16 +44,16 @@
 #endif
 
 static struct cowlink_args args;
-static int failed;
+int failed;
 
-static void warn_path(const char *what, const char *path)
+void warn_path(const char *what, const char *path)
 {
 	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path),
 		strerror(errno));
 	failed = 1;
 }
 
-/* realloc(), or exit with a message: shared with changes.c */
+/* realloc(), or exit with a message */
 void *xrealloc(void *p, size_t size)
 {
 	p = realloc(p, size);
