@@ -237,17 +237,17 @@ test_usage_errors_name_the_word_and_exit_2() {
 		check_eq $? 2 "exit status"
 	fi
 	check_eq "$(cat /tmp/err)" "cowlink: invalid option '-R' for 'clone'
-Try 'cowlink --help' for more information." "message, one prefix when run by path"
+Try 'cowlink clone --help' for more information." "message, one prefix when run by path"
 	err=$(cowlink frob 2>&1) && fail "unknown subcommand accepted"
 	check_eq "$err" "cowlink: unknown subcommand 'frob'
 Try 'cowlink --help' for more information." "unknown subcommand"
 	err=$(cowlink clone "$M"/a 2>&1) && fail "clone with one operand accepted"
 	check_eq "$err" "cowlink: missing destination operand after '$M/a'
-Try 'cowlink --help' for more information." "missing operand"
+Try 'cowlink clone --help' for more information." "missing operand"
 }
 
 test_subcommand_help_exits_0() {
-	for c in get set clear clone status break; do
+	for c in get set clear clone status du break changes; do
 		out=$(cowlink $c --help) || fail "cowlink $c --help: exit $?"
 		case "$out" in
 		"Usage: cowlink $c "*) ;;

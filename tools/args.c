@@ -3,7 +3,8 @@
  * cowlink: parse "SUBCOMMAND [OPTION]... OPERAND...", and the record and
  * JSON formats of its output.  Each subcommand takes only its own options.
  * A usage error is one line in args->error naming the word that is wrong,
- * as coreutils words it, for main() to print before "Try 'cowlink --help'".
+ * as coreutils words it, for main() to print before "Try 'cowlink --help'"
+ * (or "Try 'cowlink SUBCOMMAND --help'", once args->name is set).
  */
 #include <getopt.h>
 #include <stdarg.h>

@@ -1976,10 +1976,15 @@ static int cmd_break(int argc, char **argv)
 
 static int run(int argc, char **argv)
 {
+	/*
+	 * As coreutils' multi-command tools do: the help to try is that of
+	 * the subcommand, once the word naming it was read.
+	 */
 	if (cowlink_parse(argc - 1, argv + 1, &args) < 0) {
 		fprintf(stderr, "cowlink: %s\n"
-			"Try 'cowlink --help' for more information.\n",
-			args.error);
+			"Try 'cowlink %s%s--help' for more information.\n",
+			args.error, args.name ? args.name : "",
+			args.name ? " " : "");
 		return 2;
 	}
 	if (args.help) {

@@ -661,8 +661,27 @@ int main(void)
 	      "cmd_usage_error_names_the_word_then_try_help_exit_2");
 	check(run("get --json x", err, sizeof(err)) == 2 &&
 	      !strcmp(err, "cowlink: invalid option '--json' for 'get'\n"
-		      "Try 'cowlink --help' for more information.\n"),
+		      "Try 'cowlink get --help' for more information.\n"),
 	      "cmd_option_of_another_subcommand_exit_2");
+	check(run("clone a", err, sizeof(err)) == 2 &&
+	      !strcmp(err, "cowlink: missing destination operand after 'a'\n"
+		      "Try 'cowlink clone --help' for more information.\n") &&
+	      run("", err, sizeof(err)) == 2 &&
+	      !strcmp(err, "cowlink: missing subcommand\n"
+		      "Try 'cowlink --help' for more information.\n"),
+	      "cmd_usage_error_tries_the_help_of_its_subcommand");
+	for (i = 0; i < (int)ARRAY_SIZE(subcmds); i++) {
+		snprintf(line, sizeof(line), "%s --frob", subcmds[i]);
+		ok = run(line, err, sizeof(err)) == 2 &&
+		     (p = strstr(err, "\nTry 'cowlink ")) &&
+		     sscanf(p, "\nTry 'cowlink %200[^']'", line) == 1;
+		snprintf(want, sizeof(want), "Usage: cowlink %s ", subcmds[i]);
+		ok = ok && run_out(line, out, sizeof(out)) == 0 &&
+		     !strncmp(out, want, strlen(want));
+		snprintf(want, sizeof(want), "cmd_%s_usage_error_help_to_try_works",
+			 subcmds[i]);
+		check(ok, want);
+	}
 	check(run("--frob", err, sizeof(err)) == 2 &&
 	      !strcmp(err, "cowlink: unrecognized option '--frob'\n"
 		      "Try 'cowlink --help' for more information.\n"),
