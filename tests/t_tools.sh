@@ -94,12 +94,16 @@ test_clone_refuses_two_mounts() {
 	umount /mnt/o
 }
 
+# What -v reports was done goes to stdout, as for cp -v: every 1000
+# entries and the total (the top directory is one).
 test_clone_verbose_reports_progress() {
 	mkdir $M/many
 	i=0
 	while [ $i -lt 1200 ]; do : >$M/many/f$i; i=$((i + 1)); done
-	out=$(cowlink clone -v $M/many $M/many2 2>&1)
-	case "$out" in *"1000 entries cloned"*) ;; *) fail "no progress: $out" ;; esac
+	out=$(cowlink clone -v $M/many $M/many2 2>/tmp/err)
+	check_eq "$out" "1000 entries cloned
+1201 entries cloned" "report on stdout"
+	check_eq "$(cat /tmp/err)" "" "nothing on stderr"
 	check_eq "$(ls $M/many2 | wc -l)" 1200 "all files"
 }
 
@@ -324,6 +328,14 @@ test_clone_progress_only_on_a_terminal() {
 	*) fail "no progress on a terminal: $out" ;;
 	esac
 	check_eq "$(ino "$M"/d2/c)" "$(ino "$M"/s/c)" "cloned on a terminal"
+	# the meter on the terminal, stderr; what -v reports on stdout
+	out=$(script -qec "cowlink clone --progress -v $M/s $M/d3 >/tmp/vout" /dev/null </dev/null) ||
+		fail "-v with --progress: exit $?: $out"
+	case "$out" in
+	*"cowlink: 4/4 entries (100%), "*) ;;
+	*) fail "no meter with -v: $out" ;;
+	esac
+	check_eq "$(cat /tmp/vout)" "4 entries cloned" "-v's report on stdout"
 }
 
 test_status_json_escapes_odd_file_names() {
@@ -482,12 +494,13 @@ test_clone_makes_a_mount_point_empty_and_says_so() {
 	mount -t tmpfs none "$M"/s/mnt
 	printf y >"$M"/s/mnt/other
 	set +e
-	err=$(cowlink clone "$M"/s "$M"/d 2>&1)
+	out=$(cowlink clone -v "$M"/s "$M"/d 2>/tmp/err)
 	rc=$?
 	set -e
 	umount "$M"/s/mnt
 	check_eq "$rc" 1 "exit status"
-	check_eq "$err" "cowlink: '$M/s/mnt' is a mount point, its entries are not cloned" "message"
+	check_eq "$(cat /tmp/err)" "cowlink: '$M/s/mnt' is a mount point, its entries are not cloned" "message"
+	check_eq "$out" "3 entries cloned or failed" "-v does not say all was cloned"
 	check_eq "$(ls -A "$M"/d/mnt)" "" "mount point made empty"
 	check_eq "$(ino "$M"/d/a)" "$(ino "$M"/s/a)" "the rest cloned"
 }
@@ -666,8 +679,9 @@ test_clone_of_flagged_and_unflagged_files_and_on_cow_all() {
 	cowlink set -R "$M"/s
 	printf u >"$M"/s/d/unflagged
 	cowlink clear "$M"/s/d/unflagged
-	out=$(cowlink clone -v "$M"/s "$M"/c 2>&1) || fail "clone: $out"
-	check_eq "$out" "cowlink: 7 entries cloned" "count"
+	out=$(cowlink clone -v "$M"/s "$M"/c 2>/tmp/err) || fail "clone: $(cat /tmp/err)"
+	check_eq "$out" "7 entries cloned" "count"
+	check_eq "$(cat /tmp/err)" "" "no message"
 	for f in a d/b d/e/c d/unflagged; do
 		check_eq "$(ino "$M"/c/$f)" "$(ino "$M"/s/$f)" "$f linked"
 		check_try 1 getcow "$M"/c/$f

@@ -88,7 +88,7 @@ static const char usage_clone[] =
 "flagged and hard-linked; symlinks and special files are made again.\n"
 "DST must not exist.\n"
 "\n"
-"  -v, --verbose   report every 1000 entries, and the total, on stderr\n"
+"  -v, --verbose   report every 1000 entries, and the total, on stdout\n"
 "      --progress  show the count, rate and time left on stderr, if it is\n"
 "                  a terminal\n"
 "  -h, --help      display this help and exit\n";
@@ -125,7 +125,7 @@ static const char usage_break[] =
 "  -R, -r, --recursive  break every cow link under each directory FILE,\n"
 "                       links between two names in it too (symlinks are\n"
 "                       not followed, mount points not crossed)\n"
-"  -v, --verbose        print the old and the new inode number\n"
+"  -v, --verbose        print the old and the new inode number on stdout\n"
 "  -h, --help           display this help and exit\n"
 "\n"
 "A FILE with a single link is left alone, with a note (in silence under\n"

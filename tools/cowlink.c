@@ -1167,14 +1167,31 @@ static int clone_link(struct walk_entry *e)
 	return 0;
 }
 
+/*
+ * What -v reports, on stdout as cp -v reports: a report of what was
+ * done, not a message (those, and --progress's meter, go to stderr).
+ * Entries that failed were counted too, and the line says so.
+ */
+static void clone_report(void)
+{
+	printf("%lu entries cloned%s\n", clone_count,
+	       failed ? " or failed" : "");
+}
+
 /* One more entry: what -v and --progress count. */
 static void clone_counted(void)
 {
 	clone_count++;
+	if (args.verbose && clone_count % 1000 == 0) {
+		/* The meter's line first, where both share one terminal. */
+		if (args.progress && isatty(STDOUT_FILENO)) {
+			fputs("\r\033[K", stderr);
+			progress_last = 0;
+		}
+		clone_report();
+	}
 	if (args.progress)
 		show_progress(0);
-	else if (args.verbose && clone_count % 1000 == 0)
-		fprintf(stderr, "cowlink: %lu entries cloned\n", clone_count);
 }
 
 /*
@@ -1357,7 +1374,7 @@ static int cmd_clone(char **argv)
 	if (args.progress)
 		show_progress(1);
 	if (args.verbose)
-		fprintf(stderr, "cowlink: %lu entries cloned\n", clone_count);
+		clone_report();
 	close(dst_parent_fd);
 out:
 	free(parent);
