@@ -698,6 +698,43 @@ test_clone_of_flagged_and_unflagged_files_and_on_cow_all() {
 	check_eq "$(content "$M"/s/d/b)" b "pristine kept"
 }
 
+# A file at the lower filesystem's link limit cannot be linked into a
+# clone: one message for the clone, naming the first, with the count.
+# SRC holds N names of one file, more than half the limit (32,000 links
+# on ext2, 65,000 on ext4), so that the clone links some and not others.
+# lowers: ext2 ext4
+test_clone_at_the_link_limit_says_so_once_with_a_count() {
+	case $FS in
+	ext2) k=20 ;;
+	*) k=40 ;;
+	esac
+	n=$((k * 1000 + 1))
+	mkdir "$M"/s
+	printf x >"$M"/s/f
+	cowlink set "$M"/s "$M"/s/f
+	# shellcheck disable=SC2016 # perl's variables
+	perl -e 'for $d (1 .. $ARGV[1]) {
+		mkdir("$ARGV[0]/d$d") or die "mkdir: $!\n";
+		for $i (1 .. 1000) { link("$ARGV[0]/f", "$ARGV[0]/d$d/$i") or die "link: $!\n" }
+	}' "$M"/s "$k"
+	check_eq "$(nlink "$M"/s/f)" "$n" "names in SRC"
+	set +e
+	out=$(cowlink clone -v "$M"/s "$M"/c 2>/tmp/err)
+	rc=$?
+	set -e
+	limit=$(nlink "$M"/s/f)
+	left=$((2 * n - limit))
+	[ "$left" -gt 1 ] && [ "$left" -lt "$n" ] || fail "limit $limit, $left names left out"
+	check_eq "$rc" 1 "exit status"
+	check_eq "$(find "$M"/c -type f | wc -l)" $((limit - n)) "the names that fit, linked"
+	case $(cat /tmp/err) in
+	"cowlink: cannot link '$M/c/"*"' and $((left - 1)) other files: Too many links") ;;
+	*) fail "not one message with the count: $(head -c 2000 /tmp/err)" ;;
+	esac
+	check_eq "$(wc -l </tmp/err)" 1 "one line"
+	check_eq "$(printf '%s\n' "$out" | tail -n 1)" "$((n + k + 1)) entries cloned or failed" "-v's total"
+}
+
 # cowlink changes after what a test run does in a clone: writes (>>,
 # dd conv=notrunc), creates, unlinks, chmod and setfattr (which break a
 # link as writes do), a rename, a new directory, names with spaces and

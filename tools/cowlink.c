@@ -658,6 +658,33 @@ static int copy_owner(int dirfd, const char *name, const struct stat *st)
 }
 
 /*
+ * The files of the clone that link() refused with EMLINK: at the lower
+ * filesystem's limit of links per file (65,000 on ext4), where every
+ * other file of a tree cloned as often is too.  Said once for the clone,
+ * at its end, with the first and a count, not once per file.
+ */
+static unsigned long emlink_count;
+static char *emlink_first;
+
+static void clone_emlink(const struct walk_entry *e)
+{
+	failed = 1;
+	if (!emlink_count++)
+		emlink_first = xstrdup(dst_path(e));
+}
+
+static void clone_emlink_report(void)
+{
+	if (!emlink_count)
+		return;
+	fprintf(stderr, "cowlink: cannot link %s", quote(emlink_first));
+	if (emlink_count > 1)
+		fprintf(stderr, " and %lu other files", emlink_count - 1);
+	fprintf(stderr, ": %s\n", strerror(EMLINK));
+	free(emlink_first);
+}
+
+/*
  * A regular file: flag it and link it, both by its directory's fd, and
  * check that the link made is the inode flagged.  If another user swapped
  * the name in between, the link is taken back.
@@ -672,7 +699,10 @@ static void clone_file(struct walk_entry *e, int pfd, const char *name)
 	if (cowlink_fget(fd) != 1 && cowlink_fset(fd, 1) < 0) {
 		warn_path("cannot set flag on", e->path);
 	} else if (linkat(e->dirfd, e->name, pfd, name, 0) < 0) {
-		warn_path("cannot link", dst_path(e));
+		if (errno == EMLINK)
+			clone_emlink(e);
+		else
+			warn_path("cannot link", dst_path(e));
 	} else if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		   !walk_same(&st, &e->st)) {
 		unlinkat(pfd, name, 0);
@@ -1373,6 +1403,7 @@ static int cmd_clone(char **argv)
 	link_stop();
 	if (args.progress)
 		show_progress(1);
+	clone_emlink_report();
 	if (args.verbose)
 		clone_report();
 	close(dst_parent_fd);
