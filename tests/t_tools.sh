@@ -488,6 +488,34 @@ test_break_never_opens_a_fifo_swapped_in() {
 	check_eq "$(cat /tmp/fiforc)" 124 "the FIFO's reader still blocked: never opened"
 }
 
+# A walk stop ends the clone: nothing is made after it, not even the
+# links of files met before it.  DST is moved into SRC/a once its first
+# directory is made, so that the walk of SRC/a meets it after the files
+# there; they have no flag, so their links are refused (EMLINK) and left
+# to the careful way, which came after the stop and linked them all.
+# The links go to clone's two link workers, which need two CPUs: on one,
+# each is made where it is met, before the stop.
+test_clone_makes_nothing_after_a_walk_stop() {
+	[ "$(nproc)" -gt 1 ] || fail "one CPU: no link workers to test"
+	mkdir -p "$M"/s/a
+	cowlink set "$M"/s "$M"/s/a
+	for i in 1 2 3 4 5 6 7 8; do
+		printf x >"$M"/s/a/u$i
+		cowlink clear "$M"/s/a/u$i
+	done
+	set +e
+	err=$(afterscall mkdirat 2 "mv $M/d $M/s/a/zz" cowlink clone "$M"/s "$M"/d 2>&1)
+	rc=$?
+	set -e
+	check_eq "$rc" 1 "exit status"
+	check_eq "$err" "cowlink: cannot clone '$M/s' into itself, '$M/d'" "message"
+	check_eq "$(ls -A "$M"/s/a/zz/a)" "" "nothing made in the clone after the stop"
+	for i in 1 2 3 4 5 6 7 8; do
+		check_eq "$(nlink "$M"/s/a/u$i)" 1 "u$i not linked"
+		check_eq "$(cowlink get "$M"/s/a/u$i)" "--- $M/s/a/u$i" "u$i not flagged"
+	done
+}
+
 test_clone_makes_a_mount_point_empty_and_says_so() {
 	mkdir -p "$M"/s/mnt
 	printf x >"$M"/s/a

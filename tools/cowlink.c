@@ -908,6 +908,12 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
+/*
+ * Set when the clone must end (WALK_STOP): from then on no directory is
+ * made and no link, not even one already queued or one that failed and
+ * would be made the careful way.  Written by the walk's thread under
+ * link_lock, which the workers read it under.
+ */
 static int clone_stopped;
 
 /*
@@ -954,7 +960,7 @@ static void *link_worker(void *unused)
 {
 	struct link_fail *f;
 	struct link_job job;
-	int err;
+	int err, stopped;
 
 	(void)unused;
 	pthread_mutex_lock(&link_lock);
@@ -965,9 +971,10 @@ static void *link_worker(void *unused)
 			break;
 		job = link_queue[link_head++ % LINK_QUEUE];
 		pthread_cond_signal(&link_room);
+		stopped = clone_stopped;
 		pthread_mutex_unlock(&link_lock);
-		err = linkat(job.dir->sfd, job.name, job.dir->dfd, job.name, 0) ?
-		      errno : 0;
+		err = !stopped && linkat(job.dir->sfd, job.name, job.dir->dfd,
+					 job.name, 0) ? errno : 0;
 		f = NULL;
 		if (err) {
 			/* No message here: the walk's thread says why. */
@@ -999,6 +1006,14 @@ static void link_start(void)
 	       !pthread_create(&link_workers[n_link_workers], NULL,
 			       link_worker, NULL))
 		n_link_workers++;
+}
+
+/* End the clone: see clone_stopped. */
+static void clone_stop(void)
+{
+	pthread_mutex_lock(&link_lock);
+	clone_stopped = 1;
+	pthread_mutex_unlock(&link_lock);
 }
 
 static void link_stop(void)
@@ -1053,6 +1068,10 @@ static void link_wait(struct link_dir *ld, struct walk_entry *child,
 	}
 	for (f = rev; f; f = next) {
 		next = f->next;
+		if (clone_stopped) {
+			free(f);
+			continue;
+		}
 		cpath_push(len, f->name);
 		child->name = f->name;
 		child->path = cpath;
@@ -1132,6 +1151,8 @@ static void clone_subdir(struct walk_entry *e)
 	struct statx stx;
 	int mnt_root;
 
+	if (clone_stopped)
+		return;
 	e->fd = openat(e->dirfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		       O_NOCTTY | O_CLOEXEC);
 	if (e->fd < 0) {
@@ -1164,7 +1185,7 @@ static void clone_subdir(struct walk_entry *e)
 		link_start();
 	act = clone_mkdir(e, pfd, name, mnt_root);
 	if (act == WALK_STOP)
-		clone_stopped = 1;
+		clone_stop();
 	if (act == WALK_CONTINUE) {
 		clone_entries(e);
 		clone_dir_fix(e);
@@ -1231,6 +1252,8 @@ static void clone_counted(void)
  */
 static void clone_by_stat(struct walk_entry *e, int dir_ok)
 {
+	if (clone_stopped)
+		return;
 	if (fstatat(e->dirfd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) < 0) {
 		warn_path("cannot access", e->path);
 	} else if (S_ISDIR(e->st.st_mode)) {
@@ -1256,6 +1279,8 @@ static void clone_entry(struct walk_entry *e, unsigned char type)
 {
 	e->fd = -1;
 	e->data = -1;
+	if (clone_stopped)
+		return;
 	if (type == DT_DIR)
 		clone_subdir(e);
 	else if (type != DT_REG || clone_link(e) < 0)
