@@ -35,7 +35,7 @@
 #   make modules_install [KDIR=...]  install it under /lib/modules/KVER/updates
 #                                    (INSTALL_MOD_PATH=... for a staging root)
 #   make install [PREFIX=/usr/local] cowlink, libcowlink, headers, man pages,
-#                                    bash completion (DESTDIR, BINDIR, LIBDIR,
+#                                    completions (DESTDIR, BINDIR, LIBDIR,
 #                                    INCLUDEDIR, MANDIR as in the GNU standards)
 #   make dkms-source                 the module's DKMS source tree, in
 #                                    $(DESTDIR)/usr/src/cowlinkfs-VERSION

@@ -94,12 +94,16 @@ test_clone_refuses_two_mounts() {
 	umount /mnt/o
 }
 
+# What -v reports was done goes to stdout, as for cp -v: every 1000
+# entries and the total (the top directory is one).
 test_clone_verbose_reports_progress() {
 	mkdir $M/many
 	i=0
 	while [ $i -lt 1200 ]; do : >$M/many/f$i; i=$((i + 1)); done
-	out=$(cowlink clone -v $M/many $M/many2 2>&1)
-	case "$out" in *"1000 entries cloned"*) ;; *) fail "no progress: $out" ;; esac
+	out=$(cowlink clone -v $M/many $M/many2 2>/tmp/err)
+	check_eq "$out" "1000 entries cloned
+1201 entries cloned" "report on stdout"
+	check_eq "$(cat /tmp/err)" "" "nothing on stderr"
 	check_eq "$(ls $M/many2 | wc -l)" 1200 "all files"
 }
 
@@ -112,7 +116,7 @@ test_status_figures_match_stat_and_du() {
 	cowlink clone $M/t $M/u
 	ln $M/t/big $M/t/big3
 	echo edit >>$M/u/small
-	out=$(cowlink status -r --json $M/t $M/u)
+	out=$(cowlink status --json $M/t $M/u)
 	# big: 3 names on one inode; small: broken; alone: 2 names
 	big_saved=$(( ($(nlink $M/t/big) - 1) * $(blocks $M/t/big) * 512 ))
 	alone_saved=$(( ($(nlink $M/t/alone) - 1) * $(blocks $M/t/alone) * 512 ))
@@ -125,7 +129,7 @@ test_status_figures_match_stat_and_du() {
 	du_u=$(du -B1 -s $M/u | cut -f1)
 	[ "$((du_t + du_u - du_both))" -le "$((big_saved + alone_saved))" ] ||
 		fail "du says more is shared than status: $du_t + $du_u - $du_both"
-	text=$(cowlink status -r $M/t | tail -n 1)
+	text=$(cowlink status $M/t | tail -n 1)
 	check_eq "$text" "files shared: 2, names: 3, bytes saved: $((big_saved + alone_saved))" "text totals"
 }
 
@@ -237,17 +241,17 @@ test_usage_errors_name_the_word_and_exit_2() {
 		check_eq $? 2 "exit status"
 	fi
 	check_eq "$(cat /tmp/err)" "cowlink: invalid option '-R' for 'clone'
-Try 'cowlink --help' for more information." "message, one prefix when run by path"
+Try 'cowlink clone --help' for more information." "message, one prefix when run by path"
 	err=$(cowlink frob 2>&1) && fail "unknown subcommand accepted"
 	check_eq "$err" "cowlink: unknown subcommand 'frob'
 Try 'cowlink --help' for more information." "unknown subcommand"
 	err=$(cowlink clone "$M"/a 2>&1) && fail "clone with one operand accepted"
 	check_eq "$err" "cowlink: missing destination operand after '$M/a'
-Try 'cowlink --help' for more information." "missing operand"
+Try 'cowlink clone --help' for more information." "missing operand"
 }
 
 test_subcommand_help_exits_0() {
-	for c in get set clear clone status break; do
+	for c in get set clear clone status du break changes; do
 		out=$(cowlink $c --help) || fail "cowlink $c --help: exit $?"
 		case "$out" in
 		"Usage: cowlink $c "*) ;;
@@ -324,6 +328,14 @@ test_clone_progress_only_on_a_terminal() {
 	*) fail "no progress on a terminal: $out" ;;
 	esac
 	check_eq "$(ino "$M"/d2/c)" "$(ino "$M"/s/c)" "cloned on a terminal"
+	# the meter on the terminal, stderr; what -v reports on stdout
+	out=$(script -qec "cowlink clone --progress -v $M/s $M/d3 >/tmp/vout" /dev/null </dev/null) ||
+		fail "-v with --progress: exit $?: $out"
+	case "$out" in
+	*"cowlink: 4/4 entries (100%), "*) ;;
+	*) fail "no meter with -v: $out" ;;
+	esac
+	check_eq "$(cat /tmp/vout)" "4 entries cloned" "-v's report on stdout"
 }
 
 test_status_json_escapes_odd_file_names() {
@@ -476,18 +488,47 @@ test_break_never_opens_a_fifo_swapped_in() {
 	check_eq "$(cat /tmp/fiforc)" 124 "the FIFO's reader still blocked: never opened"
 }
 
+# A walk stop ends the clone: nothing is made after it, not even the
+# links of files met before it.  DST is moved into SRC/a once its first
+# directory is made, so that the walk of SRC/a meets it after the files
+# there; they have no flag, so their links are refused (EMLINK) and left
+# to the careful way, which came after the stop and linked them all.
+# The links go to clone's two link workers, which need two CPUs: on one,
+# each is made where it is met, before the stop.
+test_clone_makes_nothing_after_a_walk_stop() {
+	[ "$(nproc)" -gt 1 ] || fail "one CPU: no link workers to test"
+	mkdir -p "$M"/s/a
+	cowlink set "$M"/s "$M"/s/a
+	for i in 1 2 3 4 5 6 7 8; do
+		printf x >"$M"/s/a/u$i
+		cowlink clear "$M"/s/a/u$i
+	done
+	set +e
+	err=$(afterscall mkdirat 2 "mv $M/d $M/s/a/zz" cowlink clone "$M"/s "$M"/d 2>&1)
+	rc=$?
+	set -e
+	check_eq "$rc" 1 "exit status"
+	check_eq "$err" "cowlink: cannot clone '$M/s' into itself, '$M/d'" "message"
+	check_eq "$(ls -A "$M"/s/a/zz/a)" "" "nothing made in the clone after the stop"
+	for i in 1 2 3 4 5 6 7 8; do
+		check_eq "$(nlink "$M"/s/a/u$i)" 1 "u$i not linked"
+		check_eq "$(cowlink get "$M"/s/a/u$i)" "--- $M/s/a/u$i" "u$i not flagged"
+	done
+}
+
 test_clone_makes_a_mount_point_empty_and_says_so() {
 	mkdir -p "$M"/s/mnt
 	printf x >"$M"/s/a
 	mount -t tmpfs none "$M"/s/mnt
 	printf y >"$M"/s/mnt/other
 	set +e
-	err=$(cowlink clone "$M"/s "$M"/d 2>&1)
+	out=$(cowlink clone -v "$M"/s "$M"/d 2>/tmp/err)
 	rc=$?
 	set -e
 	umount "$M"/s/mnt
 	check_eq "$rc" 1 "exit status"
-	check_eq "$err" "cowlink: '$M/s/mnt' is a mount point, its entries are not cloned" "message"
+	check_eq "$(cat /tmp/err)" "cowlink: '$M/s/mnt' is a mount point, its entries are not cloned" "message"
+	check_eq "$out" "3 entries cloned or failed" "-v does not say all was cloned"
 	check_eq "$(ls -A "$M"/d/mnt)" "" "mount point made empty"
 	check_eq "$(ino "$M"/d/a)" "$(ino "$M"/s/a)" "the rest cloned"
 }
@@ -666,8 +707,9 @@ test_clone_of_flagged_and_unflagged_files_and_on_cow_all() {
 	cowlink set -R "$M"/s
 	printf u >"$M"/s/d/unflagged
 	cowlink clear "$M"/s/d/unflagged
-	out=$(cowlink clone -v "$M"/s "$M"/c 2>&1) || fail "clone: $out"
-	check_eq "$out" "cowlink: 7 entries cloned" "count"
+	out=$(cowlink clone -v "$M"/s "$M"/c 2>/tmp/err) || fail "clone: $(cat /tmp/err)"
+	check_eq "$out" "7 entries cloned" "count"
+	check_eq "$(cat /tmp/err)" "" "no message"
 	for f in a d/b d/e/c d/unflagged; do
 		check_eq "$(ino "$M"/c/$f)" "$(ino "$M"/s/$f)" "$f linked"
 		check_try 1 getcow "$M"/c/$f
@@ -682,6 +724,43 @@ test_clone_of_flagged_and_unflagged_files_and_on_cow_all() {
 	check_try 1 getcow "$M"/c2/new
 	printf x >>"$M"/c2/d/b
 	check_eq "$(content "$M"/s/d/b)" b "pristine kept"
+}
+
+# A file at the lower filesystem's link limit cannot be linked into a
+# clone: one message for the clone, naming the first, with the count.
+# SRC holds N names of one file, more than half the limit (32,000 links
+# on ext2, 65,000 on ext4), so that the clone links some and not others.
+# lowers: ext2 ext4
+test_clone_at_the_link_limit_says_so_once_with_a_count() {
+	case $FS in
+	ext2) k=20 ;;
+	*) k=40 ;;
+	esac
+	n=$((k * 1000 + 1))
+	mkdir "$M"/s
+	printf x >"$M"/s/f
+	cowlink set "$M"/s "$M"/s/f
+	# shellcheck disable=SC2016 # perl's variables
+	perl -e 'for $d (1 .. $ARGV[1]) {
+		mkdir("$ARGV[0]/d$d") or die "mkdir: $!\n";
+		for $i (1 .. 1000) { link("$ARGV[0]/f", "$ARGV[0]/d$d/$i") or die "link: $!\n" }
+	}' "$M"/s "$k"
+	check_eq "$(nlink "$M"/s/f)" "$n" "names in SRC"
+	set +e
+	out=$(cowlink clone -v "$M"/s "$M"/c 2>/tmp/err)
+	rc=$?
+	set -e
+	limit=$(nlink "$M"/s/f)
+	left=$((2 * n - limit))
+	[ "$left" -gt 1 ] && [ "$left" -lt "$n" ] || fail "limit $limit, $left names left out"
+	check_eq "$rc" 1 "exit status"
+	check_eq "$(find "$M"/c -type f | wc -l)" $((limit - n)) "the names that fit, linked"
+	case $(cat /tmp/err) in
+	"cowlink: cannot link '$M/c/"*"' and $((left - 1)) other files: Too many links") ;;
+	*) fail "not one message with the count: $(head -c 2000 /tmp/err)" ;;
+	esac
+	check_eq "$(wc -l </tmp/err)" 1 "one line"
+	check_eq "$(printf '%s\n' "$out" | tail -n 1)" "$((n + k + 1)) entries cloned or failed" "-v's total"
 }
 
 # cowlink changes after what a test run does in a clone: writes (>>,

@@ -3,7 +3,8 @@
  * cowlink: parse "SUBCOMMAND [OPTION]... OPERAND...", and the record and
  * JSON formats of its output.  Each subcommand takes only its own options.
  * A usage error is one line in args->error naming the word that is wrong,
- * as coreutils words it, for main() to print before "Try 'cowlink --help'".
+ * as coreutils words it, for main() to print before "Try 'cowlink --help'"
+ * (or "Try 'cowlink SUBCOMMAND --help'", once args->name is set).
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -87,7 +88,7 @@ static const char usage_clone[] =
 "flagged and hard-linked; symlinks and special files are made again.\n"
 "DST must not exist.\n"
 "\n"
-"  -v, --verbose   report every 1000 entries, and the total, on stderr\n"
+"  -v, --verbose   report every 1000 entries, and the total, on stdout\n"
 "      --progress  show the count, rate and time left on stderr, if it is\n"
 "                  a terminal\n"
 "  -h, --help      display this help and exit\n";
@@ -124,7 +125,7 @@ static const char usage_break[] =
 "  -R, -r, --recursive  break every cow link under each directory FILE,\n"
 "                       links between two names in it too (symlinks are\n"
 "                       not followed, mount points not crossed)\n"
-"  -v, --verbose        print the old and the new inode number\n"
+"  -v, --verbose        print the old and the new inode number on stdout\n"
 "  -h, --help           display this help and exit\n"
 "\n"
 "A FILE with a single link is left alone, with a note (in silence under\n"
@@ -134,16 +135,18 @@ static const char usage_break[] =
 static const char usage_changes[] =
 "Usage: cowlink changes [OPTION]... PRISTINE CLONE\n"
 "List what differs in the tree CLONE, a clone of PRISTINE, from inode\n"
-"sharing and metadata alone, without reading any file's data:\n"
+"sharing and metadata, reading the data of a regular file only if it no\n"
+"longer shares the pristine name's inode and has kept its size:\n"
 "\n"
-"  modified  a regular file that no longer shares the pristine name's inode\n"
-"            (its size or mtime differ, or nothing else tells), a symlink\n"
-"            pointing elsewhere, a device of other numbers, a change of type\n"
+"  modified  what a name holds differs: a regular file's bytes, a symlink's\n"
+"            target, a device's numbers, the type\n"
 "  created   a name only in CLONE (every name under a directory too)\n"
 "  removed   a name only in PRISTINE (every name under a directory too)\n"
-"  metadata  only the mode, owner, xattrs or mtime differ (a directory's\n"
-"            mtime, which follows its names, and ctime, atime and link\n"
-"            counts, which a clone changes, are not compared)\n"
+"  metadata  only the mode, owner, xattrs or mtime differ, or a regular\n"
+"            file's inode alone (a link broken, nothing changed)\n"
+"\n"
+"A directory's mtime, which follows its names and the links broken in it,\n"
+"and ctime, atime and link counts, which a clone changes, are not compared.\n"
 "\n"
 "One record 'CHANGE PATH' per name, PATH relative to the trees' tops\n"
 "('.' for the tops themselves), sorted bytewise in each directory.\n"

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cowlink changes PRISTINE CLONE: what a run changed in a clone of a
- * pristine tree, from inode sharing and metadata alone.  No file's data
- * is read: a regular file of the clone that still shares the pristine
- * name's inode is unchanged, since any change to it through cowlinkfs
- * (a write, chmod, chown, utimes, an xattr) first gives it an inode of
- * its own.  Directories, symlinks and special files, which a clone makes
- * anew, are compared by their metadata.
+ * pristine tree, from inode sharing and metadata, and data only where
+ * they cannot tell.  A regular file of the clone that still shares the
+ * pristine name's inode is unchanged, since any change to it through
+ * cowlinkfs (a write, chmod, chown, utimes, an xattr) first gives it an
+ * inode of its own; one that does not is read only if its size is the
+ * pristine's.  Directories, symlinks and special files, which a clone
+ * makes anew, are compared by their metadata.
  *
  * Both trees are walked together by directory fds, names sorted bytewise
  * in each directory, so that the output is the same for the same trees.
@@ -46,15 +47,8 @@ static const char *const what_names[] = {
 };
 
 static const struct cowlink_args *cargs;
-static int failed, first = 1;
+static int first = 1;
 static unsigned long counts[ARRAY_SIZE(change_names)];
-
-static void warn_at(const char *what, const char *path)
-{
-	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path),
-		strerror(errno));
-	failed = 1;
-}
 
 /* A side of the comparison: the operand as given, for messages. */
 static const char *root[2];
@@ -180,7 +174,7 @@ static int names_read(int fd, int side, struct names *ns)
 	for (;;) {
 		n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
 		if (n < 0) {
-			warn_at("cannot read directory", side_path(side));
+			warn_path("cannot read directory", side_path(side));
 			names_free(ns);
 			return -1;
 		}
@@ -242,7 +236,7 @@ static int xattrs_read(int dirfd, const char *name, int side,
 		free(list);
 		if (errno == ENOTSUP)
 			return 0;
-		warn_at("cannot list xattrs of", side_path(side));
+		warn_path("cannot list xattrs of", side_path(side));
 		return -1;
 	}
 	for (p = list; p < list + len; p += strlen(p) + 1) {
@@ -259,7 +253,7 @@ static int xattrs_read(int dirfd, const char *name, int side,
 		if (vlen < 0) {
 			if (errno == ENODATA)
 				continue;	/* removed meanwhile */
-			warn_at("cannot read xattrs of", side_path(side));
+			warn_path("cannot read xattrs of", side_path(side));
 			break;
 		}
 		/* "name", NUL, "length:", value: no two sets alike. */
@@ -311,6 +305,102 @@ static int same_time(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
+/*
+ * Open the regular file NAME of DIRFD, the one @st says, to read it: -1
+ * if not (said).  O_NOATIME where the caller may, so that the pristine
+ * tree's atimes stay as they were; O_NONBLOCK and O_NOCTTY for a FIFO
+ * or device swapped in, which the inode check then turns away.
+ */
+static int open_file(int dirfd, const char *name, const struct stat *st,
+		     int side)
+{
+	int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	struct stat fst;
+	int fd;
+
+	fd = openat(dirfd, name, flags | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dirfd, name, flags);
+	if (fd < 0) {
+		warn_path("cannot read", side_path(side));
+		return -1;
+	}
+	if (fstat(fd, &fst) < 0 || !walk_same(&fst, st)) {
+		close(fd);
+		fprintf(stderr, "cowlink: %s changed during the walk, not compared\n",
+			quote(side_path(side)));
+		failed = 1;
+		return -1;
+	}
+	return fd;
+}
+
+/* Read up to @size bytes: fewer only at the end of the file; -1 on error. */
+static ssize_t read_full(int fd, char *buf, size_t size)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < size) {
+		n = read(fd, buf + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (!n)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+#define DATA_BUF 65536
+
+/*
+ * Do the bytes of two regular files of one size differ: 1, 0, or -1 if
+ * they could not be compared (said).  Read to the first difference, as
+ * cmp(1) reads.
+ */
+static int data_differs(int pfd, int cfd, const char *name,
+			const struct stat *ps, const struct stat *cs)
+{
+	static char *buf[2];
+	int fd[2], ret = -1, side;
+	ssize_t len[2];
+
+	if (!buf[0]) {
+		buf[0] = xrealloc(NULL, DATA_BUF);
+		buf[1] = xrealloc(NULL, DATA_BUF);
+	}
+	fd[0] = open_file(pfd, name, ps, 0);
+	if (fd[0] < 0)
+		return -1;
+	fd[1] = open_file(cfd, name, cs, 1);
+	while (fd[1] >= 0) {
+		for (side = 0; side < 2; side++) {
+			len[side] = read_full(fd[side], buf[side], DATA_BUF);
+			if (len[side] < 0)
+				break;
+		}
+		if (side < 2) {
+			warn_path("cannot read", side_path(side));
+			break;
+		}
+		if (len[0] != len[1] || memcmp(buf[0], buf[1], len[0])) {
+			ret = 1;
+			break;
+		}
+		if (!len[0]) {
+			ret = 0;
+			break;
+		}
+	}
+	if (fd[1] >= 0)
+		close(fd[1]);
+	close(fd[0]);
+	return ret;
+}
+
 /* Do two symlinks point to different places? */
 static int target_differs(int pfd, int cfd, const char *name)
 {
@@ -319,12 +409,12 @@ static int target_differs(int pfd, int cfd, const char *name)
 
 	la = readlinkat(pfd, name, a, sizeof(a));
 	if (la < 0) {
-		warn_at("cannot read symlink", side_path(0));
+		warn_path("cannot read symlink", side_path(0));
 		return 0;
 	}
 	lb = readlinkat(cfd, name, b, sizeof(b));
 	if (lb < 0) {
-		warn_at("cannot read symlink", side_path(1));
+		warn_path("cannot read symlink", side_path(1));
 		return 0;
 	}
 	return la != lb || memcmp(a, b, la);
@@ -343,7 +433,7 @@ static int open_dir(int dirfd, const char *name, const struct stat *st,
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		    O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		warn_at("cannot read directory", side_path(side));
+		warn_path("cannot read directory", side_path(side));
 		return -1;
 	}
 	if (fstat(fd, &fst) < 0 || !walk_same(&fst, st)) {
@@ -378,7 +468,7 @@ static void one_side_tree(int dirfd, const char *name, const struct stat *st,
 	for (i = 0; i < ns.n; i++) {
 		rel_push(len, ns.v[i]);
 		if (fstatat(fd, ns.v[i], &cst, AT_SYMLINK_NOFOLLOW) < 0) {
-			warn_at("cannot access", side_path(side));
+			warn_path("cannot access", side_path(side));
 		} else {
 			report(ch, cst.st_mode, 0);
 			if (S_ISDIR(cst.st_mode) && cst.st_dev == st->st_dev)
@@ -398,7 +488,7 @@ static void one_side(int dirfd, const char *name, const struct stat *dst,
 	struct stat st;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		warn_at("cannot access", side_path(side));
+		warn_path("cannot access", side_path(side));
 		return;
 	}
 	report(ch, st.st_mode, 0);
@@ -408,12 +498,14 @@ static void one_side(int dirfd, const char *name, const struct stat *dst,
 
 /*
  * A name on both sides.  A regular file is unchanged while it shares the
- * pristine's inode.  One that does not is modified, unless its size and
- * mtime are the pristine's (as rsync's quick check judges, without
- * reading) and its mode, owner or xattrs are not: then it was broken by
- * a change of metadata alone.  Others are compared by their metadata,
- * a directory's mtime not: it changes with the names in it, which are
- * listed themselves.
+ * pristine's inode.  One that does not is modified if its bytes differ:
+ * its size, or else its data, read.  Whatever else differs (the mode,
+ * owner, xattrs, mtime, or the inode alone) is metadata.  So it is for
+ * every type: modified is a change of what the name holds (bytes, a
+ * symlink's target, a device's numbers, the type), an mtime alone is
+ * metadata.  A directory's mtime is not compared: it changes with the
+ * names in it, which are listed themselves, and with every link broken
+ * in it (the copy is renamed over the name).
  */
 static void both_sides(int pfd, int cfd, const char *name,
 		       const struct stat *pdst, const struct stat *cdst)
@@ -423,11 +515,11 @@ static void both_sides(int pfd, int cfd, const char *name,
 	int mnt;
 
 	if (fstatat(pfd, name, &ps, AT_SYMLINK_NOFOLLOW) < 0) {
-		warn_at("cannot access", side_path(0));
+		warn_path("cannot access", side_path(0));
 		return;
 	}
 	if (fstatat(cfd, name, &cs, AT_SYMLINK_NOFOLLOW) < 0) {
-		warn_at("cannot access", side_path(1));
+		warn_path("cannot access", side_path(1));
 		return;
 	}
 	if ((ps.st_mode & S_IFMT) != (cs.st_mode & S_IFMT)) {
@@ -446,7 +538,8 @@ static void both_sides(int pfd, int cfd, const char *name,
 			what |= W_SIZE;
 		if (!same_time(&ps.st_mtim, &cs.st_mtim))
 			what |= W_MTIME;
-		report(what & (W_SIZE | W_MTIME) || what == W_INODE ?
+		/* Not compared (said): listed as modified, never hidden. */
+		report(what & W_SIZE || data_differs(pfd, cfd, name, &ps, &cs) ?
 		       CH_MODIFIED : CH_METADATA, cs.st_mode, what);
 		return;
 	}
@@ -524,7 +617,7 @@ static int open_root(int side, struct stat *st)
 	int fd = open(root[side], O_RDONLY | O_DIRECTORY | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, st) < 0) {
-		warn_at("cannot compare", root[side]);
+		warn_path("cannot compare", root[side]);
 		if (fd >= 0)
 			close(fd);
 		return -1;

@@ -44,16 +44,16 @@
 #endif
 
 static struct cowlink_args args;
-static int failed;
+int failed;
 
-static void warn_path(const char *what, const char *path)
+void warn_path(const char *what, const char *path)
 {
 	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path),
 		strerror(errno));
 	failed = 1;
 }
 
-/* realloc(), or exit with a message: shared with changes.c */
+/* realloc(), or exit with a message */
 void *xrealloc(void *p, size_t size)
 {
 	p = realloc(p, size);
@@ -658,6 +658,33 @@ static int copy_owner(int dirfd, const char *name, const struct stat *st)
 }
 
 /*
+ * The files of the clone that link() refused with EMLINK: at the lower
+ * filesystem's limit of links per file (65,000 on ext4), where every
+ * other file of a tree cloned as often is too.  Said once for the clone,
+ * at its end, with the first and a count, not once per file.
+ */
+static unsigned long emlink_count;
+static char *emlink_first;
+
+static void clone_emlink(const struct walk_entry *e)
+{
+	failed = 1;
+	if (!emlink_count++)
+		emlink_first = xstrdup(dst_path(e));
+}
+
+static void clone_emlink_report(void)
+{
+	if (!emlink_count)
+		return;
+	fprintf(stderr, "cowlink: cannot link %s", quote(emlink_first));
+	if (emlink_count > 1)
+		fprintf(stderr, " and %lu other files", emlink_count - 1);
+	fprintf(stderr, ": %s\n", strerror(EMLINK));
+	free(emlink_first);
+}
+
+/*
  * A regular file: flag it and link it, both by its directory's fd, and
  * check that the link made is the inode flagged.  If another user swapped
  * the name in between, the link is taken back.
@@ -672,7 +699,10 @@ static void clone_file(struct walk_entry *e, int pfd, const char *name)
 	if (cowlink_fget(fd) != 1 && cowlink_fset(fd, 1) < 0) {
 		warn_path("cannot set flag on", e->path);
 	} else if (linkat(e->dirfd, e->name, pfd, name, 0) < 0) {
-		warn_path("cannot link", dst_path(e));
+		if (errno == EMLINK)
+			clone_emlink(e);
+		else
+			warn_path("cannot link", dst_path(e));
 	} else if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		   !walk_same(&st, &e->st)) {
 		unlinkat(pfd, name, 0);
@@ -878,6 +908,12 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
+/*
+ * Set when the clone must end (WALK_STOP): from then on no directory is
+ * made and no link, not even one already queued or one that failed and
+ * would be made the careful way.  Written by the walk's thread under
+ * link_lock, which the workers read it under.
+ */
 static int clone_stopped;
 
 /*
@@ -924,7 +960,7 @@ static void *link_worker(void *unused)
 {
 	struct link_fail *f;
 	struct link_job job;
-	int err;
+	int err, stopped;
 
 	(void)unused;
 	pthread_mutex_lock(&link_lock);
@@ -935,9 +971,10 @@ static void *link_worker(void *unused)
 			break;
 		job = link_queue[link_head++ % LINK_QUEUE];
 		pthread_cond_signal(&link_room);
+		stopped = clone_stopped;
 		pthread_mutex_unlock(&link_lock);
-		err = linkat(job.dir->sfd, job.name, job.dir->dfd, job.name, 0) ?
-		      errno : 0;
+		err = !stopped && linkat(job.dir->sfd, job.name, job.dir->dfd,
+					 job.name, 0) ? errno : 0;
 		f = NULL;
 		if (err) {
 			/* No message here: the walk's thread says why. */
@@ -969,6 +1006,14 @@ static void link_start(void)
 	       !pthread_create(&link_workers[n_link_workers], NULL,
 			       link_worker, NULL))
 		n_link_workers++;
+}
+
+/* End the clone: see clone_stopped. */
+static void clone_stop(void)
+{
+	pthread_mutex_lock(&link_lock);
+	clone_stopped = 1;
+	pthread_mutex_unlock(&link_lock);
 }
 
 static void link_stop(void)
@@ -1023,6 +1068,10 @@ static void link_wait(struct link_dir *ld, struct walk_entry *child,
 	}
 	for (f = rev; f; f = next) {
 		next = f->next;
+		if (clone_stopped) {
+			free(f);
+			continue;
+		}
 		cpath_push(len, f->name);
 		child->name = f->name;
 		child->path = cpath;
@@ -1102,6 +1151,8 @@ static void clone_subdir(struct walk_entry *e)
 	struct statx stx;
 	int mnt_root;
 
+	if (clone_stopped)
+		return;
 	e->fd = openat(e->dirfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		       O_NOCTTY | O_CLOEXEC);
 	if (e->fd < 0) {
@@ -1134,7 +1185,7 @@ static void clone_subdir(struct walk_entry *e)
 		link_start();
 	act = clone_mkdir(e, pfd, name, mnt_root);
 	if (act == WALK_STOP)
-		clone_stopped = 1;
+		clone_stop();
 	if (act == WALK_CONTINUE) {
 		clone_entries(e);
 		clone_dir_fix(e);
@@ -1167,14 +1218,31 @@ static int clone_link(struct walk_entry *e)
 	return 0;
 }
 
+/*
+ * What -v reports, on stdout as cp -v reports: a report of what was
+ * done, not a message (those, and --progress's meter, go to stderr).
+ * Entries that failed were counted too, and the line says so.
+ */
+static void clone_report(void)
+{
+	printf("%lu entries cloned%s\n", clone_count,
+	       failed ? " or failed" : "");
+}
+
 /* One more entry: what -v and --progress count. */
 static void clone_counted(void)
 {
 	clone_count++;
+	if (args.verbose && clone_count % 1000 == 0) {
+		/* The meter's line first, where both share one terminal. */
+		if (args.progress && isatty(STDOUT_FILENO)) {
+			fputs("\r\033[K", stderr);
+			progress_last = 0;
+		}
+		clone_report();
+	}
 	if (args.progress)
 		show_progress(0);
-	else if (args.verbose && clone_count % 1000 == 0)
-		fprintf(stderr, "cowlink: %lu entries cloned\n", clone_count);
 }
 
 /*
@@ -1184,6 +1252,8 @@ static void clone_counted(void)
  */
 static void clone_by_stat(struct walk_entry *e, int dir_ok)
 {
+	if (clone_stopped)
+		return;
 	if (fstatat(e->dirfd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) < 0) {
 		warn_path("cannot access", e->path);
 	} else if (S_ISDIR(e->st.st_mode)) {
@@ -1209,6 +1279,8 @@ static void clone_entry(struct walk_entry *e, unsigned char type)
 {
 	e->fd = -1;
 	e->data = -1;
+	if (clone_stopped)
+		return;
 	if (type == DT_DIR)
 		clone_subdir(e);
 	else if (type != DT_REG || clone_link(e) < 0)
@@ -1356,8 +1428,9 @@ static int cmd_clone(char **argv)
 	link_stop();
 	if (args.progress)
 		show_progress(1);
+	clone_emlink_report();
 	if (args.verbose)
-		fprintf(stderr, "cowlink: %lu entries cloned\n", clone_count);
+		clone_report();
 	close(dst_parent_fd);
 out:
 	free(parent);
@@ -1976,10 +2049,15 @@ static int cmd_break(int argc, char **argv)
 
 static int run(int argc, char **argv)
 {
+	/*
+	 * As coreutils' multi-command tools do: the help to try is that of
+	 * the subcommand, once the word naming it was read.
+	 */
 	if (cowlink_parse(argc - 1, argv + 1, &args) < 0) {
 		fprintf(stderr, "cowlink: %s\n"
-			"Try 'cowlink --help' for more information.\n",
-			args.error);
+			"Try 'cowlink %s%s--help' for more information.\n",
+			args.error, args.name ? args.name : "",
+			args.name ? " " : "");
 		return 2;
 	}
 	if (args.help) {

@@ -47,6 +47,14 @@ const char *cowlink_quote_n(int slot, const char *s, int always);
 
 /* changes.c: cowlink changes PRISTINE CLONE, its exit status. */
 int cowlink_changes(const struct cowlink_args *args);
+
+/*
+ * cowlink.c, for changes.c too: the exit status 1 once anything failed;
+ * "cowlink: WHAT 'PATH': strerror(errno)", which sets it; realloc() or
+ * exit with a message.
+ */
+extern int failed;
+void warn_path(const char *what, const char *path);
 void *xrealloc(void *p, size_t size);
 
 /* A file name in a message, as coreutils writes it: 'name'. */

@@ -661,8 +661,27 @@ int main(void)
 	      "cmd_usage_error_names_the_word_then_try_help_exit_2");
 	check(run("get --json x", err, sizeof(err)) == 2 &&
 	      !strcmp(err, "cowlink: invalid option '--json' for 'get'\n"
-		      "Try 'cowlink --help' for more information.\n"),
+		      "Try 'cowlink get --help' for more information.\n"),
 	      "cmd_option_of_another_subcommand_exit_2");
+	check(run("clone a", err, sizeof(err)) == 2 &&
+	      !strcmp(err, "cowlink: missing destination operand after 'a'\n"
+		      "Try 'cowlink clone --help' for more information.\n") &&
+	      run("", err, sizeof(err)) == 2 &&
+	      !strcmp(err, "cowlink: missing subcommand\n"
+		      "Try 'cowlink --help' for more information.\n"),
+	      "cmd_usage_error_tries_the_help_of_its_subcommand");
+	for (i = 0; i < (int)ARRAY_SIZE(subcmds); i++) {
+		snprintf(line, sizeof(line), "%s --frob", subcmds[i]);
+		ok = run(line, err, sizeof(err)) == 2 &&
+		     (p = strstr(err, "\nTry 'cowlink ")) &&
+		     sscanf(p, "\nTry 'cowlink %200[^']'", line) == 1;
+		snprintf(want, sizeof(want), "Usage: cowlink %s ", subcmds[i]);
+		ok = ok && run_out(line, out, sizeof(out)) == 0 &&
+		     !strncmp(out, want, strlen(want));
+		snprintf(want, sizeof(want), "cmd_%s_usage_error_help_to_try_works",
+			 subcmds[i]);
+		check(ok, want);
+	}
 	check(run("--frob", err, sizeof(err)) == 2 &&
 	      !strcmp(err, "cowlink: unrecognized option '--frob'\n"
 		      "Try 'cowlink --help' for more information.\n"),
@@ -736,6 +755,46 @@ int main(void)
 	if (!ok)
 		printf("# got %s", out);
 	check(ok, "cmd_changes_json_says_what_differs");
+	/*
+	 * What a name holds is modified, whatever its times say; an mtime
+	 * alone is metadata, for a file, a symlink and a FIFO alike, and a
+	 * directory's is not compared.  Each file of the clone is given a
+	 * new inode, as a break gives one, then changed or not.
+	 */
+	check(!sh("mkdir -p %s/cm/p/dir && cd %s/cm && for f in same hidden touched broken; do "
+		  "printf abc >p/$f; done && ln -s same p/sl && mkfifo p/fifo && "
+		  "cp -al p c && for f in same hidden touched broken; do "
+		  "cp -p c/$f c/t && mv c/t c/$f; done && "
+		  "for f in same hidden; do printf X | dd of=c/$f bs=1 seek=1 "
+		  "conv=notrunc status=none && touch -r p/$f c/$f; done && "
+		  "chmod 600 c/same && touch -d @1000000000 c/touched c/dir && "
+		  "rm c/sl c/fifo && ln -s same c/sl && mkfifo c/fifo && "
+		  "touch -h -d @1000000000 c/sl c/fifo", dir, dir),
+	      "setup_changes_of_data_and_times");
+	snprintf(line, sizeof(line), "changes %s/cm/p %s/cm/c", dir, dir);
+	ok = run_out(line, out, sizeof(out)) == 0 &&
+	     !strcmp(out, "metadata broken\nmetadata fifo\nmodified hidden\n"
+		     "modified same\nmetadata sl\nmetadata touched\n");
+	if (!ok)
+		printf("# got %s", out);
+	check(ok, "cmd_changes_modified_by_the_bytes_mtime_alone_is_metadata");
+	snprintf(line, sizeof(line), "changes --json %s/cm/p %s/cm/c", dir, dir);
+	ok = run_out(line, out, sizeof(out)) == 0 &&
+	     strstr(out, "{\"path\": \"same\", \"change\": \"modified\", "
+		    "\"type\": \"file\", \"what\": [\"inode\", \"mode\"]}") &&
+	     strstr(out, "{\"path\": \"hidden\", \"change\": \"modified\", "
+		    "\"type\": \"file\", \"what\": [\"inode\"]}") &&
+	     strstr(out, "{\"path\": \"broken\", \"change\": \"metadata\", "
+		    "\"type\": \"file\", \"what\": [\"inode\"]}") &&
+	     strstr(out, "{\"path\": \"touched\", \"change\": \"metadata\", "
+		    "\"type\": \"file\", \"what\": [\"inode\", \"mtime\"]}") &&
+	     strstr(out, "{\"path\": \"sl\", \"change\": \"metadata\", "
+		    "\"type\": \"symlink\", \"what\": [\"mtime\"]}") &&
+	     strstr(out, "{\"path\": \"fifo\", \"change\": \"metadata\", "
+		    "\"type\": \"fifo\", \"what\": [\"mtime\"]}");
+	if (!ok)
+		printf("# got %s", out);
+	check(ok, "cmd_changes_json_of_data_and_times");
 	snprintf(line, sizeof(line), "changes %s/ch/p %s/nonexistent", dir, dir);
 	snprintf(want, sizeof(want),
 		 "cowlink: cannot compare '%s/nonexistent': No such file or directory\n",

@@ -41,7 +41,7 @@ step "diff -r old new: only the edited file differs"
 diff -r old new || true
 
 step "what is still shared: cowlink status"
-cowlink status -r new | tail -n 1
+cowlink status new | tail -n 1
 echo "($(find new -type f | wc -l) files in new/; du counts shared inodes once: $(du -sh old new | tr '\n' ' '))"
 cd /
 umount /mnt/demo
