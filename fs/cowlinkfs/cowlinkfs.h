@@ -84,6 +84,11 @@ enum {
 	 * break_mutex, see cowlinkfs_sync_break().
 	 */
 	COWLINKFS_I_UNSYNCED,
+	/*
+	 * One inode for every name of its lower inode (see struct
+	 * cowlinkfs_inode): set before the inode is unlocked, never cleared.
+	 */
+	COWLINKFS_I_SHARED,
 };
 
 /*
@@ -100,6 +105,11 @@ enum {
  *           or, syncing a break (cowlinkfs_sync_break()), whatever the
  *           lower fs's fsync takes of the copy and of the name's parent
  *             cowlinkfs_inode.lock (a spinlock, for @lower alone)
+ *
+ * The lower dentry a name of a shared inode keeps in its dentry's d_fsdata
+ * needs no lock: it is stored before the dentry becomes positive, follows
+ * the name through renames (the lower rename moves it) and is dropped only
+ * by d_release.
  */
 
 /**
@@ -110,11 +120,21 @@ enum {
  * @state: COWLINKFS_I_* bits
  * @vfs_inode: the VFS inode
  *
- * Directories are hashed by their lower inode.  Every other inode stands for
- * exactly one name (one dentry): as overlayfs does for hard links without
- * an index, each name of a multi-link lower file gets an inode of its own,
- * so that breaking the link of one name swaps the lower dentry beneath that
- * one inode and leaves every other name alone.
+ * Three kinds, chosen by cowlinkfs_get_inode() alone:
+ *
+ * - directories are hashed by their lower inode, and @lower is their name;
+ * - regular files: every inode stands for exactly one name (one dentry): as
+ *   overlayfs does for hard links without an index, each name of a
+ *   multi-link lower file gets an inode of its own, so that breaking the
+ *   link of one name swaps the lower dentry beneath that one inode and
+ *   leaves every other name alone;
+ * - names that can never break (symlinks, FIFOs, sockets, device nodes)
+ *   share one inode per lower inode (COWLINKFS_I_SHARED), hashed as
+ *   directories are, so that a FIFO's pipe, a bound socket, locks and
+ *   watches are the same through every name.  @lower is then one of the
+ *   names, held for the lower inode it pins; where the name matters
+ *   (unlink, rename, link, d_revalidate) each dentry's own lower dentry,
+ *   in its d_fsdata, is used: see cowlinkfs_dentry_lower().
  */
 struct cowlinkfs_inode {
 	struct dentry *lower;
@@ -223,6 +243,36 @@ static inline struct inode *cowlinkfs_lower_inode_rcu(const struct inode *inode)
 	return NULL;
 }
 
+static inline bool cowlinkfs_inode_shared(const struct inode *inode)
+{
+	return test_bit(COWLINKFS_I_SHARED, &COWLINKFS_I(inode)->state);
+}
+
+/**
+ * __cowlinkfs_dentry_lower - the lower dentry of a name, without a reference
+ * @dentry: cowlinkfs dentry
+ * @inode: its inode, as the caller read it (d_inode_rcu() in RCU walk)
+ *
+ * The name's own lower dentry: for a shared inode the one in @dentry's
+ * d_fsdata, which lives as long as @dentry does (RCU frees both); for any
+ * other the inode's, as cowlinkfs_lower_peek() gives it.
+ *
+ * Return: the lower dentry.
+ */
+static inline struct dentry *__cowlinkfs_dentry_lower(const struct dentry *dentry,
+						      const struct inode *inode)
+{
+	if (cowlinkfs_inode_shared(inode))
+		return READ_ONCE(dentry->d_fsdata);
+	return cowlinkfs_lower_peek(inode);
+}
+
+/* The same for a positive dentry the caller holds. */
+static inline struct dentry *cowlinkfs_dentry_lower(const struct dentry *dentry)
+{
+	return __cowlinkfs_dentry_lower(dentry, d_inode(dentry));
+}
+
 /*
  * The idmapping handed to the VFS for our inodes and the lower ones alike.
  * Neither mount is idmapped: cowlinkfs does not set FS_ALLOW_IDMAP, and
@@ -237,6 +287,7 @@ static inline struct user_namespace *cowlinkfs_userns(void)
 /* util.c */
 const struct cred *cowlinkfs_override_creds(struct super_block *sb);
 void cowlinkfs_lower_path(const struct inode *inode, struct path *path);
+void cowlinkfs_dentry_lower_path(const struct dentry *dentry, struct path *path);
 struct file *cowlinkfs_open_real(struct file *file);
 struct cowlinkfs_file *cowlinkfs_file_setup(struct file *file,
 					    struct file *real);

@@ -101,7 +101,7 @@ static int cowlinkfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 		ret = cowlinkfs_revalidate_negative(dentry, flags);
 		goto out;
 	}
-	lower = cowlinkfs_lower_peek(inode);
+	lower = __cowlinkfs_dentry_lower(dentry, inode);
 	parent = READ_ONCE(dentry->d_parent);
 	pinode = d_inode_rcu(parent);
 	if (!lower || !pinode) {
@@ -132,10 +132,16 @@ out:
 	return ret;
 }
 
-/* Negative dentries without a lower one to check them by are not kept. */
+/*
+ * Negative dentries without a negative lower one to check them by are not
+ * kept: one made negative by an unlink may still hold the lower dentry of
+ * a shared inode's name, which would pin the removed lower inode.
+ */
 static int cowlinkfs_d_delete(const struct dentry *dentry)
 {
-	return d_really_is_negative(dentry) && !dentry->d_fsdata;
+	struct dentry *lower = dentry->d_fsdata;
+
+	return d_really_is_negative(dentry) && (!lower || !d_is_negative(lower));
 }
 
 static void cowlinkfs_d_release(struct dentry *dentry)
@@ -148,6 +154,24 @@ const struct dentry_operations cowlinkfs_dops = {
 	.d_delete	= cowlinkfs_d_delete,
 	.d_release	= cowlinkfs_d_release,
 };
+
+/*
+ * The inode for @lower at our in-lookup (so not yet visible) @dentry.  A
+ * name of a shared inode keeps its own lower dentry, in d_fsdata, set
+ * before d_splice_alias() makes @dentry positive: see
+ * cowlinkfs_dentry_lower().  The reference to @lower is consumed.
+ */
+static struct inode *cowlinkfs_lookup_inode(struct dentry *dentry,
+					    struct dentry *lower)
+{
+	struct inode *inode = cowlinkfs_get_inode(dentry->d_sb, dget(lower));
+
+	if (!IS_ERR(inode) && cowlinkfs_inode_shared(inode))
+		dentry->d_fsdata = lower;
+	else
+		dput(lower);
+	return inode;
+}
 
 static struct dentry *cowlinkfs_lookup(struct inode *dir, struct dentry *dentry,
 				       unsigned int flags)
@@ -169,7 +193,7 @@ static struct dentry *cowlinkfs_lookup(struct inode *dir, struct dentry *dentry,
 	else if (d_is_negative(lower))
 		dput(lower);
 	else
-		inode = cowlinkfs_get_inode(dir->i_sb, lower);
+		inode = cowlinkfs_lookup_inode(dentry, lower);
 	return d_splice_alias(inode, dentry);
 }
 
@@ -226,13 +250,22 @@ static int cowlinkfs_instantiate(struct inode *dir, struct dentry *dentry,
 	} else {
 		dget(lower);
 	}
-	inode = cowlinkfs_get_inode(dir->i_sb, lower);
-	if (IS_ERR(inode))
+	inode = cowlinkfs_get_inode(dir->i_sb, dget(lower));
+	if (IS_ERR(inode)) {
+		dput(lower);
 		return PTR_ERR(inode);
-	d_instantiate(dentry, inode);
-	/* Only now: never a negative dentry without its lower one. */
+	}
 	negative = dentry->d_fsdata;
-	WRITE_ONCE(dentry->d_fsdata, NULL);
+	if (cowlinkfs_inode_shared(inode)) {
+		/* Before it is positive: never a shared name without its own. */
+		WRITE_ONCE(dentry->d_fsdata, lower);
+		d_instantiate(dentry, inode);
+	} else {
+		d_instantiate(dentry, inode);
+		/* Only now: never a negative dentry without its lower one. */
+		WRITE_ONCE(dentry->d_fsdata, NULL);
+		dput(lower);
+	}
 	dput(negative);
 	return 0;
 }
@@ -321,7 +354,8 @@ static int cowlinkfs_link(struct dentry *old, struct inode *dir,
 	lower = cowlinkfs_lock_lookup(dir, new);
 	if (IS_ERR(lower))
 		return PTR_ERR(lower);
-	cowlinkfs_lower_path(inode, &lowerold);
+	/* This name's: another name of a shared inode may be gone below. */
+	cowlinkfs_dentry_lower_path(old, &lowerold);
 	err = vfs_link(lowerold.dentry, cowlinkfs_userns(),
 		       d_inode(cowlinkfs_lower_peek(dir)), lower, NULL);
 	path_put(&lowerold);
@@ -341,7 +375,7 @@ static int cowlinkfs_check_victim(struct dentry *dentry, struct dentry *lower)
 {
 	if (d_is_negative(lower))
 		return -ENOENT;
-	if (lower != cowlinkfs_lower_peek(d_inode(dentry)))
+	if (lower != cowlinkfs_dentry_lower(dentry))
 		return -ESTALE;
 	return 0;
 }
@@ -456,7 +490,8 @@ static int cowlinkfs_rename(struct user_namespace *mnt_userns,
 	 * Two names of one file: the lower fs does nothing (POSIX), and
 	 * neither do we.  Each name keeps its dentry and its inode; moving
 	 * ours, as the VFS would, would give the old name a second inode
-	 * for one lower name (see FS_RENAME_DOES_D_MOVE below).
+	 * for one lower name (see FS_RENAME_DOES_D_MOVE below).  Names of
+	 * a shared inode never get here: vfs_rename() sees one inode.
 	 */
 	if (d_inode(lnew) == d_inode(lold)) {
 		/* The VFS still detaches mounts of the target after. */

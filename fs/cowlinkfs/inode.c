@@ -105,23 +105,47 @@ static int cowlinkfs_inode_set(struct inode *inode, void *data)
 }
 
 /**
+ * cowlinkfs_shares_inode - one inode for every name of @real?
+ * @real: lower inode
+ *
+ * The one place that decides between the models of struct cowlinkfs_inode.
+ * A regular file may break, which must move one name to another lower
+ * inode and leave the others alone: per-name inodes, whether or not it is
+ * COW today, since it may become COW while its names are in use.  A
+ * directory has one name.  Nothing else can ever break, and its names
+ * must meet where the VFS keeps state in the inode: a FIFO's pipe, the
+ * socket bound at a name, locks, leases and watches, st_nlink and st_ctime
+ * as the VFS caches them.
+ *
+ * Return: true if all names of @real share one cowlinkfs inode.
+ */
+static bool cowlinkfs_shares_inode(const struct inode *real)
+{
+	return !S_ISREG(real->i_mode) && !S_ISDIR(real->i_mode);
+}
+
+/**
  * cowlinkfs_get_inode - the cowlinkfs inode for a lower dentry
  * @sb: cowlinkfs superblock
  * @lower: positive lower dentry; the reference is consumed
  *
- * Directories are looked up by their lower inode, so that one lower
- * directory never has two cowlinkfs inodes.  Every other inode is new and
- * belongs to one name only (see struct cowlinkfs_inode).
+ * Directories and shared inodes (see cowlinkfs_shares_inode()) are looked
+ * up by their lower inode, so that one lower inode never has two of them.
+ * Every other inode is new and belongs to one name only (see struct
+ * cowlinkfs_inode).  A shared inode keeps the first name's lower dentry,
+ * for the lower inode alone: the caller keeps the name's own in the
+ * dentry (see cowlinkfs_dentry_lower()).
  *
  * Return: the inode or an ERR_PTR().
  */
 struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower)
 {
 	struct inode *real = d_inode(lower);
+	bool shared = cowlinkfs_shares_inode(real);
 	umode_t mode = real->i_mode;
 	struct inode *inode;
 
-	if (S_ISDIR(mode)) {
+	if (S_ISDIR(mode) || shared) {
 		inode = iget5_locked(sb, (unsigned long)real,
 				     cowlinkfs_inode_test, cowlinkfs_inode_set,
 				     lower);
@@ -138,6 +162,8 @@ struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower)
 	}
 
 	COWLINKFS_I(inode)->lower = lower;
+	if (shared)
+		set_bit(COWLINKFS_I_SHARED, &COWLINKFS_I(inode)->state);
 	inode->i_mode = mode;
 	/* Times are the lower inode's; the VFS must not keep its own. */
 	inode->i_flags |= S_NOATIME | S_NOCMTIME;
@@ -173,7 +199,7 @@ int cowlinkfs_getattr(struct user_namespace *mnt_userns,
 	struct path lowerpath;
 	int err;
 
-	cowlinkfs_lower_path(inode, &lowerpath);
+	cowlinkfs_dentry_lower_path(path->dentry, &lowerpath);
 	err = vfs_getattr(&lowerpath, stat, request_mask, flags);
 	path_put(&lowerpath);
 	if (err)
@@ -299,7 +325,7 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		if (err)
 			return err;
 	} else {
-		cowlinkfs_lower_path(inode, &lowerpath);
+		cowlinkfs_dentry_lower_path(dentry, &lowerpath);
 		real = d_inode(lowerpath.dentry);
 		changes = cowlinkfs_attr_changes(real, attr);
 		oldsize = i_size_read(real);
@@ -318,7 +344,7 @@ int cowlinkfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		 */
 		if (size && attr->ia_size != oldsize)
 			attr->ia_valid |= ATTR_MTIME | ATTR_CTIME;
-		cowlinkfs_lower_path(inode, &lowerpath);
+		cowlinkfs_dentry_lower_path(dentry, &lowerpath);
 	}
 
 	/* The lower file is not ours to pass on; the lower fs doesn't need it. */
@@ -383,7 +409,7 @@ static const char *cowlinkfs_get_link(struct dentry *dentry,
 
 	if (!dentry)
 		return ERR_PTR(-ECHILD);
-	lower = cowlinkfs_lower_peek(inode);
+	lower = cowlinkfs_dentry_lower(dentry);
 	p = vfs_get_link(lower, done);
 	return p;
 }
@@ -429,7 +455,7 @@ ssize_t cowlinkfs_listxattr(struct dentry *dentry, char *list, size_t size)
 	size_t bufsize;
 	ssize_t res;
 
-	cowlinkfs_lower_path(d_inode(dentry), &lowerpath);
+	cowlinkfs_dentry_lower_path(dentry, &lowerpath);
 	res = vfs_listxattr(lowerpath.dentry, NULL, 0);
 	if (res <= 0)
 		goto out;
@@ -464,7 +490,11 @@ static int cowlinkfs_xattr_get(const struct xattr_handler *handler,
 
 	if (cowlinkfs_is_private_xattr(full))
 		return -ENODATA;
-	cowlinkfs_lower_path(inode, &lowerpath);
+	/* An LSM may ask without a dentry: any name of the inode will do. */
+	if (dentry)
+		cowlinkfs_dentry_lower_path(dentry, &lowerpath);
+	else
+		cowlinkfs_lower_path(inode, &lowerpath);
 	res = vfs_getxattr(cowlinkfs_userns(), lowerpath.dentry, full, buffer, size);
 	path_put(&lowerpath);
 	return res;
@@ -577,7 +607,7 @@ static int cowlinkfs_xattr_set(const struct xattr_handler *handler,
 		if (err)
 			return err;
 	}
-	cowlinkfs_lower_path(inode, &lowerpath);
+	cowlinkfs_dentry_lower_path(dentry, &lowerpath);
 	err = cowlinkfs_xattr_check(inode, lowerpath.dentry, full, value, size,
 				    flags);
 	path_put(&lowerpath);
@@ -636,7 +666,7 @@ int cowlinkfs_fileattr_get(struct dentry *dentry, struct fileattr *fa)
 	struct path lowerpath;
 	int err;
 
-	cowlinkfs_lower_path(d_inode(dentry), &lowerpath);
+	cowlinkfs_dentry_lower_path(dentry, &lowerpath);
 	err = vfs_fileattr_get(lowerpath.dentry, fa);
 	path_put(&lowerpath);
 	return err;
@@ -684,7 +714,7 @@ int cowlinkfs_fileattr_set(struct user_namespace *mnt_userns,
 	/* vfs_fileattr_set() checked a maybe stale owner. */
 	if (!cowlinkfs_owner_or_capable(inode))
 		return -EPERM;
-	cowlinkfs_lower_path(inode, &lowerpath);
+	cowlinkfs_dentry_lower_path(dentry, &lowerpath);
 	real = d_inode(lowerpath.dentry);
 	need_break = !IS_APPEND(real) && !IS_IMMUTABLE(real) &&
 		     cowlinkfs_fileattr_changes(lowerpath.dentry, fa);

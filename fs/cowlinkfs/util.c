@@ -48,6 +48,28 @@ void cowlinkfs_lower_path(const struct inode *inode, struct path *path)
 	spin_unlock(&ci->lock);
 }
 
+/**
+ * cowlinkfs_dentry_lower_path - get a reference to the lower path of a name
+ * @dentry: positive cowlinkfs dentry
+ * @path: filled with the name's lower dentry and mount, to be released with
+ *	  path_put()
+ *
+ * For a name of a shared inode, the name's own lower dentry (the inode's
+ * is another name's); otherwise as cowlinkfs_lower_path().
+ */
+void cowlinkfs_dentry_lower_path(const struct dentry *dentry, struct path *path)
+{
+	struct inode *inode = d_inode(dentry);
+
+	if (!cowlinkfs_inode_shared(inode)) {
+		cowlinkfs_lower_path(inode, path);
+		return;
+	}
+	path->mnt = COWLINKFS_SB(inode->i_sb)->lower_root.mnt;
+	path->dentry = dentry->d_fsdata;
+	path_get(path);
+}
+
 /*
  * Open the lower file of @file, whose name may have a new lower inode
  * since @file was opened.
@@ -219,7 +241,7 @@ int cowlinkfs_change_begin(struct dentry *dentry, bool need_break,
 	err = cowlinkfs_want_write(inode->i_sb);
 	if (err)
 		return err;
-	cowlinkfs_lower_path(inode, lowerpath);
+	cowlinkfs_dentry_lower_path(dentry, lowerpath);
 	return 0;
 }
 
