@@ -190,3 +190,26 @@ test_names_of_one_fifo_cost_one_inode() {
 		fail "401 names of one FIFO took $((after - before)) inodes"
 	check_eq "$(stat -c %h $M/p123)" 401 "links"
 }
+
+# A name looked up for the first time while the inode is cached (another
+# name of it is open) shows what changed below since, as the VFS checks
+# it through our inode: protected_hardlinks refuses the old owner a link
+# as the bare fs does, and the new owner may remove it in a sticky dir.
+test_new_name_of_a_cached_inode_sees_an_owner_changed_below() {
+	old=$(cat /proc/sys/fs/protected_hardlinks)
+	trap 'exec 3>&- 4>&-; echo $old >/proc/sys/fs/protected_hardlinks' EXIT
+	echo 1 >/proc/sys/fs/protected_hardlinks
+	mkdir "$M/d" "$M/s"
+	chmod 777 "$M/d"
+	chmod 1777 "$M/s"
+	mkfifo "$M/d/p" "$M/s/p"
+	chown 1000:1000 "$M/d/p"
+	ln "$L/d/p" "$L/d/q"
+	ln "$L/s/p" "$L/s/q"
+	exec 3<>"$M/d/p" 4<>"$M/s/p"
+	chown 0:0 "$L/d/p"
+	chown 1000:1000 "$L/s/p"
+	check_eq "$(as_user try link "$L/d/q" "$L/d/r0")" EPERM "the old owner links, bare"
+	check_eq "$(as_user try link "$M/d/q" "$M/d/r")" EPERM "the old owner links through a new name"
+	check_eq "$(as_user try unlink "$M/s/q")" OK "the new owner unlinks in a sticky dir"
+}

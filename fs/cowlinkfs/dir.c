@@ -442,6 +442,8 @@ static int cowlinkfs_rename(struct user_namespace *mnt_userns,
 {
 	struct dentry *lolddir = cowlinkfs_lower_peek(olddir);
 	struct dentry *lnewdir = cowlinkfs_lower_peek(newdir);
+	/* Its link count drops: another name, or inotify, may look at it. */
+	struct inode *victim = flags & RENAME_EXCHANGE ? NULL : d_inode(new);
 	struct dentry *lold, *lnew, *trap;
 	int err;
 
@@ -501,10 +503,13 @@ static int cowlinkfs_rename(struct user_namespace *mnt_userns,
 	err = cowlinkfs_do_rename(lolddir, lold, lnewdir, lnew, flags);
 	if (err)
 		goto out_dput_new;
-	if (flags & RENAME_EXCHANGE)
+	if (flags & RENAME_EXCHANGE) {
 		err = cowlinkfs_d_exchange(old, new);
-	else
+	} else {
 		d_move(old, new);
+		if (victim)
+			cowlinkfs_copyattr(victim);
+	}
 
 out_dput_new:
 	dput(lnew);

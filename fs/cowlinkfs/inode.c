@@ -151,6 +151,12 @@ struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower)
 				     lower);
 		if (inode && !(inode->i_state & I_NEW)) {
 			dput(lower);
+			/*
+			 * A new name of a cached inode: what changed below
+			 * since (an owner, the link count) is what the VFS
+			 * checks through it (may_linkat(), check_sticky()).
+			 */
+			cowlinkfs_copyattr(inode);
 			return inode;
 		}
 	} else {
@@ -480,6 +486,20 @@ out:
 	return res;
 }
 
+/*
+ * The lower path an xattr handler works on.  An LSM may call it without a
+ * dentry, or from security_d_instantiate() with a dentry not yet
+ * instantiated and the inode apart: any name of the inode will do then.
+ */
+static void cowlinkfs_xattr_lower_path(struct dentry *dentry,
+				       struct inode *inode, struct path *path)
+{
+	if (dentry && d_inode(dentry) == inode)
+		cowlinkfs_dentry_lower_path(dentry, path);
+	else
+		cowlinkfs_lower_path(inode, path);
+}
+
 static int cowlinkfs_xattr_get(const struct xattr_handler *handler,
 			       struct dentry *dentry, struct inode *inode,
 			       const char *name, void *buffer, size_t size)
@@ -490,11 +510,7 @@ static int cowlinkfs_xattr_get(const struct xattr_handler *handler,
 
 	if (cowlinkfs_is_private_xattr(full))
 		return -ENODATA;
-	/* An LSM may ask without a dentry: any name of the inode will do. */
-	if (dentry)
-		cowlinkfs_dentry_lower_path(dentry, &lowerpath);
-	else
-		cowlinkfs_lower_path(inode, &lowerpath);
+	cowlinkfs_xattr_lower_path(dentry, inode, &lowerpath);
 	res = vfs_getxattr(cowlinkfs_userns(), lowerpath.dentry, full, buffer, size);
 	path_put(&lowerpath);
 	return res;
@@ -607,7 +623,7 @@ static int cowlinkfs_xattr_set(const struct xattr_handler *handler,
 		if (err)
 			return err;
 	}
-	cowlinkfs_dentry_lower_path(dentry, &lowerpath);
+	cowlinkfs_xattr_lower_path(dentry, inode, &lowerpath);
 	err = cowlinkfs_xattr_check(inode, lowerpath.dentry, full, value, size,
 				    flags);
 	path_put(&lowerpath);
