@@ -29,7 +29,7 @@ CONFIGS = ["bare", "cowlinkfs-flag", "cowlinkfs-all", "cowlinkfs-nosync", "overl
            "cowdancer"]
 COW = ["cowlinkfs-flag", "cowlinkfs-all"]
 # The runs workload's ways, in the order of its table, and what each does
-RUNS = [("bare", "cp -a"), ("reflink", "cp -a --reflink=always"),
+RUNS = [("bare", "cp -a --reflink=never"), ("reflink", "cp -a --reflink=always"),
         ("overlayfs", "overlay, fresh upper"), ("cowdancer", "cp -al + cow-shell"),
         ("hardlinks", "cp -al, unprotected"), ("cowlinkfs-flag", "cowlink clone")]
 RUN_STEPS = ["runs-setup", "runs-run", "runs-discard"]
