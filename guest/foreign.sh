@@ -2,10 +2,11 @@
 # Build the pristine tree of the cross-arch runs (tests/t_crossarch.sh): a
 # Debian bookworm minbase of the *other* architecture (amd64 for the arm64
 # guest, arm64 for the x86_64 one), with what the runs use inside it
-# (setcap, setfacl, a static busybox), packed with mkfs.ext4 -d into an
-# image labelled cl-foreign, beside the guest's own qemu-user-static
-# interpreter for it.  Prints the image's path.  Cached, named after this
-# script and the two architectures.
+# (setcap, setfacl, a static busybox; cowdancer for make bench's runs done
+# cowbuilder's way, whose cow-shell and library live in the chroot), packed
+# with mkfs.ext4 -d into an image labelled cl-foreign, beside the guest's
+# own qemu-user-static interpreter for it.  Prints the image's path.
+# Cached, named after this script and the two architectures.
 #   /tree         the pristine tree
 #   /qemu/NAME    qemu-*-static for the guest's architecture, from Debian's
 #                 qemu-user-static (only the one binary: the package is
@@ -21,7 +22,7 @@ case $DEB_ARCH in
 arm64) foreign=amd64 qemu=qemu-x86_64-static binfmt=qemu-x86_64 ;;
 amd64) foreign=arm64 qemu=qemu-aarch64-static binfmt=qemu-aarch64 ;;
 esac
-include=libcap2-bin,acl,busybox-static
+include=libcap2-bin,acl,busybox-static,cowdancer
 key=$({ cat "$0"; echo "$DEB_ARCH $foreign $include"; } | sha256sum | cut -c1-16)
 img=$COWLINKFS_CACHE/foreign$ARCH_SUFFIX-$foreign-$key.img
 log=$COWLINKFS_LOGS/foreign$ARCH_SUFFIX.log

@@ -107,12 +107,14 @@ if [ "$mode" = crash2 ]; then
 	exit 0
 fi
 # The pristine foreign tree of the cross-arch runs (tests/t_crossarch.sh,
-# the crash test): a qcow2 overlay over the cached image, so that a run
-# never changes the cache and the crash test's second boot sees what the
-# first left.
+# the crash test, make bench's runs workload): a qcow2 overlay over the
+# cached image, so that a run never changes the cache and the crash
+# test's second boot sees what the first left.
 rm -f "$run/foreign.qcow2"
-case $mode in
-test | debug | demo | shell | crash1)
+foreign_mode=$mode
+[ "$mode" != bench ] || case " $BENCH_WORKLOADS " in *" runs "*) foreign_mode=runs ;; esac
+case $foreign_mode in
+test | debug | demo | shell | crash1 | runs)
 	foreign=$(bash "$COWLINKFS_TOP/guest/foreign.sh")
 	qemu-img create -q -f qcow2 -F raw -b "$foreign" "$run/foreign.qcow2" >>"$log"
 	;;

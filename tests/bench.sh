@@ -1,8 +1,9 @@
 #!/bin/sh
 # Guest side of make bench: every workload on every configuration, side by
 # side on the same lower fs, interleaved (bare, cowlinkfs cow=flag,
-# cowlinkfs cow=all, overlayfs, mergerfs, cowdancer; then again, for
-# BENCH_ROUNDS rounds), caches dropped before each timed step (unless
+# cowlinkfs cow=all, overlayfs, mergerfs, cowdancer, and for the runs
+# workload reflink and hardlinks; then again, for BENCH_ROUNDS rounds),
+# caches dropped before each timed step (unless
 # BENCH_DROP is 0: the smoke, whose figures nobody reads).  One CSV
 # line per figure in results/bench.csv; one TAP line per lower, round and
 # configuration in results/tap, "not ok" on any failed step (a full disk
@@ -144,7 +145,7 @@ up() {
 	mkdir -p "$B/x" "$B/u" "$B/w" "$B/u2" "$B/w2"
 	W=/mnt/b P=/mnt/b
 	case $cfg in
-	bare | cowdancer) W=$B/x P=$B/x ;;
+	bare | cowdancer | reflink | hardlinks) W=$B/x P=$B/x ;;
 	cowlinkfs-flag) must mount -t cowlinkfs -o cow=flag "$B/x" /mnt/b ;;
 	cowlinkfs-all) must mount -t cowlinkfs -o cow=all "$B/x" /mnt/b ;;
 	cowlinkfs-nosync) must mount -t cowlinkfs -o cow=all,break_sync=off "$B/x" /mnt/b ;;
@@ -367,6 +368,170 @@ scale() {
 	done
 }
 
+# runs: tier 3 of the cross-arch runs (issue 25), the runs of
+# tests/t_crossarch.sh (dpkg, sed -i, >>, chmod, setfacl, a static busybox
+# dd, ln then write, all in a chroot of the amd64 tree under qemu-user) done
+# the ways people do them without cowlinkfs, side by side with cowlink
+# clone.  Each configuration gets its own copy of the pristine tree on the
+# lower (made in its first round, its manifest taken then), one run per
+# round: setup (runs-setup), the run (runs-run), the disk it took
+# (runs-disk: df after setup and run, less before; no seconds), its
+# discard (runs-discard); after the last round, whether the pristine
+# tree's manifest is what it was (runs-intact: files is the count of
+# names changed, the note names them).  The ways:
+#   bare            cp -a --reflink=never of the tree per run (a copy)
+#   reflink         cp -a --reflink=always (xfsr only)
+#   overlayfs       an overlay over the tree, a fresh upper per run
+#   cowdancer       cowbuilder's: cp -al, the ilist made by cow-shell in the
+#                   chroot, then every command as "chroot RUN cow-shell CMD"
+#                   (COWDANCER_REUSE=yes), the foreign libcowdancer preloaded
+#   hardlinks       cp -al and nothing else: the reference that must change
+#                   the pristine tree, or the manifest proves nothing
+#   cowlinkfs-flag  cowlink clone of the tree, flagged once (cowlink set -R)
+# Others have no way here.  A changed pristine tree fails the round, but
+# for cowdancer (a finding, either way) and hardlinks (which must change it).
+FL=/lower/foreign
+BINFMT=$(. $T/tests/foreign.sh && echo "$BINFMT")
+RM=/mnt/runs
+RC=/mnt/run
+
+# foreign CMD...: CMD with tests/foreign.sh's names and functions, in a
+# subshell (its P is a name of ours; one_run and make_debs set c, n, d, p)
+foreign() {
+	(. $T/tests/foreign.sh && "$@")
+}
+
+# runs_foreign: the pristine tree's disk, read-only, its interpreter
+# registered, the runs' packages built; once per boot
+runs_foreign() {
+	! mountpoint -q $FL || return 0
+	mkdir -p $FL $RM $RC
+	dev=$(blkid -L cl-foreign) || { echo "runs: no disk labelled cl-foreign" >>/tmp/fail; return 1; }
+	must mount -o ro "$dev" $FL || return 1
+	[ -e /proc/sys/fs/binfmt_misc/register ] ||
+		must mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || return 1
+	# shellcheck disable=SC2016
+	[ -e "/proc/sys/fs/binfmt_misc/$BINFMT" ] ||
+		must sh -c 'cat "$1" >/proc/sys/fs/binfmt_misc/register' - $FL/qemu/binfmt || return 1
+	must foreign make_debs
+}
+
+# used: bytes in use on the lower, written back first
+used() {
+	sync
+	df -B1 --output=used "/lower/$fs" | tail -n 1
+}
+
+runs() {
+	case $cfg in
+	bare | reflink | overlayfs | cowdancer | hardlinks | cowlinkfs-flag) ;;
+	*) return 0 ;;
+	esac
+	runs_foreign || return 0
+	D=/lower/$fs/runs-$cfg
+	new=
+	if [ "$round" = 1 ] || [ ! -d "$D/pristine" ]; then
+		rm -rf "$D"
+		mkdir -p "$D"
+		must cp -a $FL/tree "$D/pristine" || return 0
+		new=1
+	fi
+	# through cowlinkfs the tree and the runs are in one mount, cow=flag
+	T0=$D/pristine C=$D/run
+	if [ "$cfg" = cowlinkfs-flag ]; then
+		must mount -t cowlinkfs -o cow=flag "$D" $RM || return 0
+		T0=$RM/pristine C=$RM/run
+		[ -z "$new" ] || must cowlink set -R "$T0" || { umount $RM; return 0; }
+	fi
+	if [ -n "$new" ]; then
+		foreign manifest "$D/pristine" >"/tmp/runs-$fs-$cfg.before"
+		find "$D/pristine" | wc -l >"/tmp/runs-$fs-$cfg.files"
+	fi
+	k=$(cat "/tmp/runs-$fs-$cfg.files")
+	u0=$(used)
+	ok=1
+	# shellcheck disable=SC2016
+	case $cfg in
+	# a copy: coreutils 9's cp -a makes reflinks where the lower can
+	bare) t runs-setup 0 "$k" "cp -a --reflink=never" cp -a --reflink=never "$T0" "$C" || ok= ;;
+	reflink) t runs-setup 0 "$k" "cp -a --reflink=always" cp -a --reflink=always "$T0" "$C" || ok= ;;
+	hardlinks) t runs-setup 0 "$k" "cp -al" cp -al "$T0" "$C" || ok= ;;
+	cowdancer)
+		# cowbuilder's: cp -al, then the list of shared inodes, made by
+		# the chroot's own cow-shell (emulated) and kept for the run
+		t runs-setup 0 "$k" "cp -al; ilist by cow-shell in the chroot" \
+			sh -c 'cp -al "$1" "$2" && COWDANCER_REUSE=yes chroot "$2" cow-shell true' \
+			- "$T0" "$C" || ok=
+		;;
+	overlayfs)
+		C=$RC
+		t runs-setup 0 "$k" "mkdir upper work; mount -t overlay" \
+			sh -c 'mkdir "$1/upper" "$1/work" &&
+				mount -t overlay -o "lowerdir=$2,upperdir=$1/upper,workdir=$1/work" overlay "$3"' \
+			- "$D" "$T0" "$C" || ok=
+		;;
+	cowlinkfs-flag) t runs-setup 0 "$k" "cowlink clone" cowlink clone "$T0" "$C" || ok= ;;
+	esac
+	if [ -n "$ok" ]; then
+		shell=
+		[ "$cfg" != cowdancer ] || shell=cow-shell
+		# shellcheck disable=SC2016
+		t runs-run 0 "$k" "one_run of t_crossarch${shell:+ under $shell}" \
+			env RUN_SHELL="$shell" COWDANCER_REUSE=yes \
+			sh -c '. /t/tests/foreign.sh && one_run "$1" "$2"' - "$C" "$round" &&
+			check runs-run [ "$(tail -n 1 "$C/etc/motd")" = "run$round" ]
+		echo "$kver,$fs,runs-disk,$cfg,$round,,$(($(used) - u0)),$k,df after setup and run less before" >>$csv
+		# shellcheck disable=SC2016
+		if [ "$cfg" = overlayfs ]; then
+			t runs-discard 0 "$k" "umount; rm -rf upper work" \
+				sh -c 'umount "$2" && rm -rf "$1/upper" "$1/work"' - "$D" "$C"
+		else
+			t runs-discard 0 "$k" "rm -rf" rm -rf "$C"
+		fi
+	fi
+	# what a failed step left
+	if [ "$cfg" = overlayfs ]; then
+		! mountpoint -q $RC || umount $RC
+		rm -rf "$D/upper" "$D/work"
+	else
+		rm -rf "$C"
+	fi
+	! mountpoint -q $RM || umount $RM
+	if [ "$round" = "$BENCH_ROUNDS" ]; then
+		runs_intact "$D/pristine"
+		rm -rf "$D"
+	fi
+}
+
+# runs_intact TREE: the pristine tree's manifest against the one of its
+# first round: a runs-intact line naming what changed
+runs_intact() {
+	b=/tmp/runs-$fs-$cfg.before
+	[ -s "$b" ] || { echo "runs-intact: no manifest of the first round" >>/tmp/fail; return; }
+	foreign manifest "$1" >/tmp/runs.after
+	# a name from each kind of line: stat's (name first), sha256sum's
+	# (name second), getfattr's ("# file: NAME attr=value")
+	diff "$b" /tmp/runs.after | sed -n 's/^[<>] //p' |
+		awk '/^# file: / { print $3; next }
+			length($1) == 64 && $1 ~ /^[0-9a-f]+$/ { print $2; next } { print $1 }' |
+		sed 's|^\./||' | sort -u >/tmp/runs.changed
+	c=$(wc -l </tmp/runs.changed)
+	if [ "$c" = 0 ]; then
+		note=intact
+	else
+		note="changed: $(head -n 8 /tmp/runs.changed | tr '\n,' ' ;')"
+		[ "$c" -le 8 ] || note="$note(and $((c - 8)) more)"
+	fi
+	echo "$kver,$fs,runs-intact,$cfg,$round,,0,$c,$note" >>$csv
+	# how, in the TAP output: which of content, mode, owner, mtime, xattrs
+	diff "$b" /tmp/runs.after | grep '^[<>]' | head -n 30 | sed "s/^/# $fs $cfg: /" >>$R/tap
+	case $cfg in
+	cowdancer) ;;
+	hardlinks) check "runs-intact: cp -al changes the pristine tree" [ "$c" != 0 ] ;;
+	*) check "runs-intact: $note" [ "$c" = 0 ] ;;
+	esac
+}
+
 for fs in $BENCH_FS; do
 	mkdir -p "/lower/$fs"
 	if ! mount_lower "$fs"; then
@@ -377,10 +542,19 @@ for fs in $BENCH_FS; do
 	round=1
 	while [ $round -le "$BENCH_ROUNDS" ]; do
 		for cfg in $BENCH_CONFIGS; do
+			# reflink and hardlinks are ways of the runs workload only,
+			# reflink on a lower that shares extents
+			case $cfg in
+			reflink | hardlinks)
+				case " $BENCH_WORKLOADS " in *" runs "*) ;; *) continue ;; esac
+				[ "$cfg" != reflink ] || [ "$fs" = xfsr ] || continue
+				;;
+			esac
 			: >/tmp/fail
 			echo "# $fs round $round $cfg (at $(cut -d' ' -f1 /proc/uptime) s)" >/dev/console
 			if up; then
 				for wl in $BENCH_WORKLOADS; do
+					case $cfg in reflink | hardlinks) [ "$wl" = runs ] || continue ;; esac
 					$wl
 				done
 			fi
@@ -397,4 +571,8 @@ for fs in $BENCH_FS; do
 	done
 	umount "/lower/$fs"
 done
+if mountpoint -q $FL; then
+	echo -1 >"/proc/sys/fs/binfmt_misc/$BINFMT"
+	umount $FL
+fi
 echo "1..$n" | tee -a $R/tap

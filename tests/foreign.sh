@@ -89,20 +89,27 @@ make_debs() {
 }
 
 # one_run CLONE N: what run N does in its clone, every command in the
-# chroot (so, a foreign program under qemu-user)
+# chroot (so, a foreign program under qemu-user), and under $RUN_SHELL
+# there when it is set: tests/bench.sh sets cow-shell, as cowbuilder runs
+# each of pbuilder's commands ("chroot BUILDPLACE cow-shell CMD")
 one_run() {
 	c=$1
 	n=$2
 	mkdir "$c/tmp/debs"
 	cp "$DEBS"/*.deb "$c/tmp/debs/"
-	chroot "$c" dpkg -i /tmp/debs/cltest-conf.deb /tmp/debs/cltest-cap.deb \
+	in_run dpkg -i /tmp/debs/cltest-conf.deb /tmp/debs/cltest-cap.deb \
 		/tmp/debs/cltest-purge.deb
-	chroot "$c" dpkg --purge cltest-purge
-	chroot "$c" sed -i "s/^UMASK.*/UMASK 02$n/" /etc/login.defs
-	chroot "$c" sh -c "echo run$n >>/etc/motd"
-	chroot "$c" chmod 700 /usr/bin/env
-	chroot "$c" setfacl -m "u:100$n:r" /etc/issue
-	printf 'RUN%s' "$n" | chroot "$c" busybox dd of=/etc/issue.net conv=notrunc 2>/dev/null
-	chroot "$c" ln /etc/host.conf /etc/host.conf.run
-	chroot "$c" sh -c "echo run$n >>/etc/host.conf.run"
+	in_run dpkg --purge cltest-purge
+	in_run sed -i "s/^UMASK.*/UMASK 02$n/" /etc/login.defs
+	in_run sh -c "echo run$n >>/etc/motd"
+	in_run chmod 700 /usr/bin/env
+	in_run setfacl -m "u:100$n:r" /etc/issue
+	printf 'RUN%s' "$n" | in_run busybox dd of=/etc/issue.net conv=notrunc 2>/dev/null
+	in_run ln /etc/host.conf /etc/host.conf.run
+	in_run sh -c "echo run$n >>/etc/host.conf.run"
+}
+
+# in_run CMD...: CMD in one_run's chroot $c
+in_run() {
+	chroot "$c" ${RUN_SHELL:+"$RUN_SHELL"} "$@"
 }

@@ -12,7 +12,9 @@ the figures of a round the guest judged "not ok" (a mount or a fixture
 that failed) are left out and named.  Writes OUTDIR/bench.csv (the figures), bench.json (the
 figures and the ratios), table.txt (printed too), targets.txt (the
 issue's targets, met or missed), and with gnuplot ratios-LOWER.svg/.png
-and scaling-LOWER.svg/.png.
+and scaling-LOWER.svg/.png.  The runs workload (runs-*: the cross-arch
+runs, set up, run and discarded each way) gets a table of its own,
+runs.txt (printed too), and runs-LOWER.svg/.png.
 """
 
 import csv
@@ -26,6 +28,11 @@ import sys
 CONFIGS = ["bare", "cowlinkfs-flag", "cowlinkfs-all", "cowlinkfs-nosync", "overlayfs", "mergerfs",
            "cowdancer"]
 COW = ["cowlinkfs-flag", "cowlinkfs-all"]
+# The runs workload's ways, in the order of its table, and what each does
+RUNS = [("bare", "cp -a --reflink=never"), ("reflink", "cp -a --reflink=always"),
+        ("overlayfs", "overlay, fresh upper"), ("cowdancer", "cp -al + cow-shell"),
+        ("hardlinks", "cp -al, unprotected"), ("cowlinkfs-flag", "cowlink clone")]
+RUN_STEPS = ["runs-setup", "runs-run", "runs-discard"]
 
 
 def load(path):
@@ -246,6 +253,133 @@ unset multiplot
                 sys.stderr.write("bench-report: gnuplot (%s): %s\n" % (ext, r.stderr.strip()[-300:]))
 
 
+def runs_figures(rows, allrows, lower):
+    """{config: {...}} for the runs workload on LOWER: median seconds of each
+    step and of their sum per round, the median per-round ratios of each
+    to cowlink clone's, MiB per run, and
+    whether the pristine tree stayed intact (from every row: a round the
+    guest judged not ok for a changed tree is the very finding)."""
+    by = {}
+    for r in rows:
+        if r["lower"] == lower and r["workload"].startswith("runs-"):
+            by.setdefault(r["config"], {}).setdefault(r["round"], {})[r["workload"]] = r
+    intact = {r["config"]: r for r in allrows
+              if r["lower"] == lower and r["workload"] == "runs-intact"}
+
+    def total(rounds, n):
+        steps = rounds.get(n, {})
+        secs = [seconds(steps[w]) if w in steps else None for w in RUN_STEPS]
+        return sum(secs) if None not in secs else None
+
+    out = {}
+    for cfg, _ in RUNS:
+        rounds = by.get(cfg)
+        if not rounds and cfg not in intact:
+            continue
+        rounds = rounds or {}
+        f = {"failed": sum(r["seconds"] == "fail" for st in rounds.values() for r in st.values())}
+        for w in RUN_STEPS + ["total"]:
+            v = [total(rounds, n) if w == "total" else seconds(rounds[n][w])
+                 for n in rounds if w == "total" or w in rounds[n]]
+            v = [x for x in v if x is not None]
+            f[w] = statistics.median(v) if v else None
+        # each step's ratio to cowlink clone's in the same round
+        b = by.get("cowlinkfs-flag", {})
+        for step in RUN_STEPS + ["total"]:
+            ratios = []
+            for n in rounds:
+                if step == "total":
+                    x, y = total(rounds, n), total(b, n)
+                else:
+                    x = seconds(rounds[n][step]) if step in rounds[n] else None
+                    y = seconds(b[n][step]) if n in b and step in b[n] else None
+                if x is not None and y:
+                    ratios.append(x / y)
+            f["x" + step] = statistics.median(ratios) if ratios else None
+        disk = [int(st["runs-disk"]["bytes"]) for st in rounds.values() if "runs-disk" in st]
+        f["mib"] = statistics.median(disk) / 1048576 if disk else None
+        f["files"] = next((r["files"] for st in rounds.values() for w, r in st.items()
+                           if w != "runs-intact"), "")
+        i = intact.get(cfg)
+        f["intact"] = None if i is None else i["note"]
+        out[cfg] = f
+    return out
+
+
+def runs_table(figs, lower, kernel, rounds):
+    def num(v, fmt):
+        return fmt % v if v is not None else "-"
+
+    files = next((f["files"] for f in figs.values() if f["files"]), "?")
+    lines = ["", "== cross-arch runs on %s (kernel %s, %s rounds, a tree of %s names): median "
+             "seconds per run; ratios are medians of the per-round ratios" % (
+                 lower, kernel, rounds, files),
+             "%-15s %-23s %8s %8s %8s %8s  %-23s %7s  %s" % (
+                 "config", "way", "setup", "run", "discard", "total",
+                 "x cowlink clone's", "MiB", "pristine tree after the runs"),
+             "%-15s %-23s %8s %8s %8s %8s  %-23s %7s" % (
+                 "", "", "s", "s", "s", "s", "setup run disc. total", "per run")]
+    for cfg, way in RUNS:
+        f = figs.get(cfg)
+        if f is None:
+            continue
+        if f["intact"] is None:
+            pristine = "not checked"
+        elif f["intact"] == "intact":
+            pristine = "intact"
+        else:
+            pristine = "CHANGED (%s)" % f["intact"][len("changed: "):].strip()
+        lines.append("%-15s %-23s %8s %8s %8s %8s  %-23s %7s  %s" % (
+            cfg, way, num(f["runs-setup"], "%.2f"), num(f["runs-run"], "%.1f"),
+            num(f["runs-discard"], "%.2f"), num(f["total"], "%.1f"),
+            " ".join("%5s" % num(f["x" + w], "%.2f") for w in RUN_STEPS + ["total"]),
+            num(f["mib"], "%.1f"),
+            pristine + (" [%d failed steps]" % f["failed"] if f["failed"] else "")))
+    return lines
+
+
+def runs_plot(out, lower, figs):
+    """Stacked bars of setup, run and discard, and MiB per run, per way."""
+    if not shutil.which("gnuplot") or not figs:
+        return
+    dat = os.path.join(out, "runs-%s.dat" % lower)
+    with open(dat, "w") as f:
+        for cfg, way in RUNS:
+            x = figs.get(cfg)
+            if x is None:
+                continue
+            vals = [x[w] for w in RUN_STEPS] + [x["mib"]]
+            label = way + ("" if x["intact"] in (None, "intact") else ": CHANGED")
+            f.write('"%s" %s\n' % (label, " ".join("%.4f" % v if v is not None else "NaN"
+                                                   for v in vals)))
+    for term, ext in (("svg size 1500,600", "svg"), ("pngcairo size 1500,600", "png")):
+        script = """
+set terminal %(term)s noenhanced
+set output '%(out)s/runs-%(lower)s.%(ext)s'
+set multiplot layout 1,3 title 'cross-arch runs on %(lower)s, side by side in one TCG guest (median per run)'
+set style data histograms
+set style fill solid 0.8 border -1
+set grid ytics
+set xtics rotate by -35 font ',8'
+set key below
+set yrange [0:*]
+set style histogram rowstacked
+set ylabel 'seconds'
+set title 'setup + run + discard'
+plot '%(dat)s' using 2:xtic(1) title 'setup', '' using 3 title 'run', '' using 4 title 'discard'
+set style histogram clustered gap 1
+set title 'setup and discard'
+plot '%(dat)s' using 2:xtic(1) title 'setup', '' using 4 title 'discard' lc 3
+set ylabel 'MiB'
+set title 'disk used per run (df)'
+plot '%(dat)s' using 5:xtic(1) notitle lc 4
+unset multiplot
+""" % {"term": term, "out": out, "lower": lower, "ext": ext, "dat": dat}
+        r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+        if r.returncode:
+            sys.stderr.write("bench-report: gnuplot (%s): %s\n" % (ext, r.stderr.strip()[-300:]))
+
+
 def main():
     results, out = sys.argv[1], sys.argv[2]
     src = os.path.join(results, "bench.csv")
@@ -257,14 +391,19 @@ def main():
     bad = failed_rounds(os.path.join(results, "tap"))
     for b in sorted(bad):
         print("bench-report: left out: %s round %s %s, judged not ok by the guest" % b)
+    allrows = rows
     rows = [r for r in rows if (r["lower"], r["round"], r["config"]) not in bad]
     summary = summarise(rows)
+    runs = {lower: runs_figures(rows, allrows, lower) for lower in
+            dict.fromkeys(r["lower"] for r in allrows)}
+    runs = {k: v for k, v in runs.items() if v}
     lowers, workloads = [], {}
     for r in rows:
         if r["lower"] not in workloads:
             lowers.append(r["lower"])
             workloads[r["lower"]] = []
-        if r["workload"] not in workloads[r["lower"]]:
+        # the runs workload has a table of its own
+        if r["workload"] not in workloads[r["lower"]] and not r["workload"].startswith("runs-"):
             workloads[r["lower"]].append(r["workload"])
     kernel = rows[0]["kernel"]
     rounds = max(int(r["round"]) for r in rows)
@@ -276,18 +415,28 @@ def main():
                    "ratios": [dict(lower=k[0], workload=k[1], config=c, **v)
                               for k, cfgs in summary.items() for c, v in cfgs.items()]},
                   f, indent=1)
-    lines = table(summary, lowers, workloads, kernel, rounds)
-    goal = targets(summary, lowers, workloads)
+    lines = table(summary, [x for x in lowers if workloads[x]], workloads, kernel, rounds)
+    for lower, figs in runs.items():
+        lines += runs_table(figs, lower, kernel, rounds)
+    goal = targets(summary, [x for x in lowers if workloads[x]], workloads)
     with open(os.path.join(out, "table.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(out, "targets.txt"), "w") as f:
         f.write("\n".join(goal) + "\n")
     print("\n".join(lines))
-    print("\n== targets (the benchmark issue's), met or missed")
-    print("\n".join(goal))
+    if goal:
+        print("\n== targets (the benchmark issue's), met or missed")
+        print("\n".join(goal))
+    if runs:
+        with open(os.path.join(out, "runs.txt"), "w") as f:
+            f.write("\n".join(sum((runs_table(figs, lower, kernel, rounds)
+                                   for lower, figs in runs.items()), [])) + "\n")
     for lower in lowers:
-        scale_files = sorted({int(w.split("@")[1]) for w in workloads[lower] if "@" in w})
-        gnuplot(out, lower, summary, workloads[lower], scale_files)
+        if workloads[lower]:
+            scale_files = sorted({int(w.split("@")[1]) for w in workloads[lower] if "@" in w})
+            gnuplot(out, lower, summary, workloads[lower], scale_files)
+    for lower, figs in runs.items():
+        runs_plot(out, lower, figs)
     print("\nbench: figures, ratios and plots in %s" % out)
 
 

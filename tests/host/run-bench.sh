@@ -11,10 +11,16 @@
 #   BENCH_DATA=64           MiB of the data-path file
 #   BENCH_SIZES="4k 1m 64m 1g 1g-sparse"  file sizes of the break
 #   BENCH_DISK=8G           size of each lower (sparse)
-#   BENCH_CONFIGS="bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer"
-#                           (and on demand cowlinkfs-nosync: cow=all,break_sync=off)
+#   BENCH_CONFIGS="bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer
+#                  reflink hardlinks"
+#                           (and on demand cowlinkfs-nosync: cow=all,break_sync=off;
+#                           reflink and hardlinks are ways of the runs workload only)
 #   BENCH_WORKLOADS="data meta brk tree scale clone"  (and on demand edits: a break
-#                           of every file of a clone, BENCH_FILES files)
+#                           of every file of a clone, BENCH_FILES files; runs: the
+#                           cross-arch runs of t_crossarch, one per round, set up and
+#                           discarded each way, and whether the pristine tree stays
+#                           intact: minutes per configuration and round, so not in
+#                           the default list)
 #   BENCH_DROP=1            sync and drop the caches before each timed step
 # It runs on the bench kernel (KERNEL=bench: no lockdep, which a user's
 # kernel does not have either; see guest/kernel-bench.config).
@@ -44,10 +50,10 @@ guest_lock
 : "${BENCH_FS:=ext2 ext3 ext4 xfs xfsr}" "${BENCH_ROUNDS:=5}" "${BENCH_FILES:=10000}"
 : "${BENCH_SCALE:=1000 10000 50000}" "${BENCH_META:=10000}" "${BENCH_DATA:=64}"
 : "${BENCH_SIZES:=4k 1m 64m 1g 1g-sparse}" "${BENCH_DISK:=8G}"
-: "${BENCH_CONFIGS:=bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer}"
+: "${BENCH_CONFIGS:=bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer reflink hardlinks}"
 : "${BENCH_WORKLOADS:=data meta brk tree scale clone}" "${BENCH_PROFILE:=}" "${BENCH_DROP:=1}"
 for w in $BENCH_WORKLOADS; do
-	case $w in data | meta | brk | tree | scale | clone | edits) ;;
+	case $w in data | meta | brk | tree | scale | clone | edits | runs) ;;
 	*) echo "BENCH_WORKLOADS: no workload '$w'" >&2; exit 2 ;;
 	esac
 done
@@ -59,6 +65,10 @@ export BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH
 export COWLINKFS_TIMEOUT
 say "bench: $BENCH_ROUNDS rounds on $BENCH_FS; tree $BENCH_FILES files, scaling $BENCH_SCALE," \
 	"breaks of $BENCH_SIZES; progress in $COWLINKFS_LOGS/guest-bench.log"
+case " $BENCH_WORKLOADS " in *" runs "*)
+	say "bench: the runs workload (cross-arch runs under qemu-user, one per round and" \
+		"configuration) takes minutes each; a line for each in $COWLINKFS_LOGS/guest-bench.log" ;;
+esac
 # The smoke's figures go apart, not over a real run's.
 out=$COWLINKFS_LOGS/bench${mode:+-$mode}
 rm -rf "$COWLINKFS_LOGS/results-bench" "$out"
