@@ -73,6 +73,16 @@ show() {
 		cat
 	fi
 }
+# child_cpu: the CPU seconds (user and system, in clock ticks) of this
+# script's waited-for children so far: QEMU's, through timeout, once it
+# has exited
+child_cpu() {
+	local st
+	read -r -a st </proc/$$/stat
+	echo $((st[15] + st[16]))
+}
+cpu0=$(child_cpu)
+t0=$SECONDS
 set +e
 timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$log" | show
 rc=${PIPESTATUS[0]}
@@ -87,5 +97,10 @@ for f in tap dmesg bench.csv profile.txt; do
 done
 # and the whole log of each failed test
 debugfs -R "rdump /results/failed $out" "$run/tests.img" >/dev/null 2>&1 || true
-say "boot: guest stopped (qemu exit $rc)"
+# How many of the machine's cores the guest kept busy: with two workers
+# in the guest, what is left for anything beside it.
+wall=$((SECONDS - t0))
+cpu=$((($(child_cpu) - cpu0) / $(getconf CLK_TCK)))
+say "boot: guest stopped (qemu exit $rc) after $wall s, $cpu s of CPU" \
+	"($(awk -v c="$cpu" -v w="$wall" 'BEGIN { printf "%.2f", w ? c / w : 0 }') cores on average)"
 exit "$rc"

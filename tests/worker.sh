@@ -164,6 +164,8 @@ run_plan() {
 				echo "$n $fs $file $fn $mode $on" >>/tmp/deferred
 				echo "# $n $name: the other worker holds ${mode#lock:}, later" >/dev/console
 			else
+				read -r end _ </proc/uptime
+				echo "# $n $name (ended at $end s)" >/dev/console
 				result "$n" $rc "$name"
 			fi
 		fi

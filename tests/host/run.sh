@@ -44,6 +44,10 @@ if [[ " ${runs[*]} " == *" debug "* ]] && bash "$top/guest/deps.sh" &&
 	debug_build=$!
 fi
 bash "$top/guest/pipeline.sh" test || rc=$?
+# Where the workers' time went (read it before adding to the suite).
+bash "$top/tests/host/durations.sh" >"$COWLINKFS_LOGS/durations-test$ARCH_SUFFIX.txt" 2>&1 &&
+	say "suite: $(head -n 1 "$COWLINKFS_LOGS/durations-test$ARCH_SUFFIX.txt");" \
+		"by file and the slowest tests in $COWLINKFS_LOGS/durations-test$ARCH_SUFFIX.txt" || true
 if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 	say "static checks (make check): checkpatch --strict, sparse, W=1, shellcheck"
 	mkdir -p "$COWLINKFS_LOGS/results-check"
