@@ -57,7 +57,7 @@ else
 	qemu=(qemu-system-x86_64 -M pc -cpu max)
 	[ ! -e /dev/kvm ] || accel="TCG (the kernel printed nothing under KVM here)"
 fi
-qemu+=(-smp 2 -m "$mem" -nographic -no-reboot -nic none -kernel "$image"
+qemu+=(-smp "${COWLINKFS_SMP:-2}" -m "$mem" -nographic -no-reboot -nic none -kernel "$image"
 	-append "$append" "${drives[@]}")
 
 say "boot: ${qemu[0]} under $accel ($mode mode), serial log in $log"

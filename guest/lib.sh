@@ -116,10 +116,11 @@ module_make() {
 }
 
 # run_dir: where stage.sh puts the disks of a guest run and boot.sh finds
-# them, one per kernel (and arch), so that the debug leg stages and boots
-# while the test kernel's crash boots and bench smoke do.
+# them, one per kernel (and arch), and one per COWLINKFS_RUN name, so
+# that two guests can run side by side (make test's bench and fstests
+# smokes).
 run_dir() {
-	echo "$COWLINKFS_CACHE/run${KERNEL:+-$KERNEL}$ARCH_SUFFIX"
+	echo "$COWLINKFS_CACHE/run${KERNEL:+-$KERNEL}${COWLINKFS_RUN:+-$COWLINKFS_RUN}$ARCH_SUFFIX"
 }
 
 # rootfs_packages [VARIANT]: the guest's packages, one per line; the

@@ -11,7 +11,7 @@ set -eu
 mode=${1:?usage: stage.sh test|debug|demo|shell|soak|bench|install|crash1|crash2|fstests}
 run=$(run_dir)
 stage=$run/stage
-log=$COWLINKFS_LOGS/stage${KERNEL:+-$KERNEL}.log
+log=$COWLINKFS_LOGS/stage${KERNEL:+-$KERNEL}${COWLINKFS_RUN:+-$COWLINKFS_RUN}.log
 kdir=$(kernel_dir)
 : >"$log"
 

@@ -173,7 +173,10 @@ for p in $R/plans/*; do
 	[ -e "$p" ] && [ "${p##*/}" != serial ] || continue
 	echo "$(grep -c ' run$' "$p") $p"
 done | sort -rn | cut -d" " -f2 >$R/queue
-for w in 1 2; do
+workers=$(nproc)
+w=0
+while [ $w -lt "$workers" ]; do
+	w=$((w + 1))
 	unshare -m --propagation private sh $T/tests/worker.sh parallel $R/queue &
 done
 wait

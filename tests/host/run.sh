@@ -19,6 +19,15 @@ guest_lock
 DEBUG_ONLY="cow model:*cow_all model:*in_parallel*"
 DEBUG_LOWERS=ext4
 rm -rf "$COWLINKFS_LOGS"/results-* "$COWLINKFS_LOGS"/guest-*.log
+
+# leg NAME CMD...: CMD with its output's lines prefixed by NAME (for two
+# legs side by side); fails as CMD does
+leg() (
+	name=$1
+	shift
+	set -o pipefail
+	"$@" 2>&1 | sed -u "s/^/$name | /"
+)
 rc=0
 # Every leg is judged, also one skipped after a failure (as "never finished").
 runs=(unit "test$ARCH_SUFFIX")
@@ -56,17 +65,27 @@ if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 	bash "$top/guest/stage.sh" crash1 && bash "$top/guest/boot.sh" crash1 300 || rc=$?
 	say "crash test 2 of 2: boot again and check every name"
 	bash "$top/guest/stage.sh" crash2 && bash "$top/guest/boot.sh" crash2 300 || rc=$?
-	say "bench smoke: make bench in miniature (one round, ext4, a tree of 300 files)"
-	bash "$top/tests/host/run-bench.sh" smoke || rc=$?
+	# The two smokes keep about one core busy each (1.1 cores measured
+	# for the bench smoke): side by side, in guests of one CPU and run
+	# directories of their own, they take the time of the longer one.
+	# Their lines carry the leg's name.
+	say "bench smoke: make bench in miniature (one round, ext4, a tree of 300 files)," \
+		"one CPU, beside the fstests smoke"
+	COWLINKFS_SMP=1 COWLINKFS_RUN=bench-smoke \
+		leg "bench smoke" bash "$top/tests/host/run-bench.sh" smoke &
+	bench=$!
 	if [ -n "${FSTESTS:-}" ]; then
-		say "fstests smoke: tests/fstests/smoke on ext4 through cowlinkfs, cow=all"
-		bash "$top/tests/host/run-fstests.sh" smoke || rc=$?
+		say "fstests smoke: tests/fstests/smoke on ext4 through cowlinkfs, cow=all, one CPU"
+		bash "$top/guest/deps.sh" fstests || rc=$?
+		COWLINKFS_SMP=1 COWLINKFS_RUN=fstests-smoke \
+			leg "fstests smoke" bash "$top/tests/host/run-fstests.sh" smoke || rc=$?
 	else
 		say "fstests smoke: not run, FSTESTS names no fstests source (README, make fstests)"
 		mkdir -p "$COWLINKFS_LOGS/results-fstests"
 		printf '1..1\nok 1 fstests/smoke # SKIP FSTESTS names no fstests source\n' \
 			>"$COWLINKFS_LOGS/results-fstests/tap"
 	fi
+	wait "$bench" || rc=$?
 	# After the others, not beside them: two TCG guests at once on two
 	# cores took three times as long each (see Documentation/timings.md).
 	say "debug leg: t_{${DEBUG_ONLY// /,}}.sh on ${DEBUG_LOWERS// /, }, debug kernel"
