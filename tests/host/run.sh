@@ -2,9 +2,9 @@
 # The suite, as `make test` and CI run it: host unit tests of tools/, then
 # build what is missing and run every test in the arm64 guest, then the
 # static checks of make check, then the crash test (two boots: power cut
-# during link breaks, then a check), then a miniature make bench, then
-# fstests' smoke list through cowlinkfs (tests/fstests/smoke; when FSTESTS
-# names the fstests source, as .ci/run does), then the debug leg (t_cow
+# during link breaks, then a check), then side by side a miniature make
+# bench and fstests' smoke list through cowlinkfs (tests/fstests/smoke;
+# when FSTESTS names the fstests source, as .ci/run does), then the debug leg (t_cow
 # and t_model on the debug kernel, see DEBUG_* below), and report.  ONLY, LOWERS, KERNEL or
 # ARCH=x86_64 runs the guest suite alone.
 set -eu
@@ -68,7 +68,9 @@ if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 	# The two smokes keep about one core busy each (1.1 cores measured
 	# for the bench smoke): side by side, in guests of one CPU and run
 	# directories of their own, they take the time of the longer one.
-	# Their lines carry the leg's name.
+	# Their lines carry the leg's name.  The fstests build's host
+	# packages come first: one apt at a time.
+	[ -z "${FSTESTS:-}" ] || bash "$top/guest/deps.sh" fstests || rc=$?
 	say "bench smoke: make bench in miniature (one round, ext4, a tree of 300 files)," \
 		"one CPU, beside the fstests smoke"
 	COWLINKFS_SMP=1 COWLINKFS_RUN=bench-smoke \
@@ -76,7 +78,6 @@ if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 	bench=$!
 	if [ -n "${FSTESTS:-}" ]; then
 		say "fstests smoke: tests/fstests/smoke on ext4 through cowlinkfs, cow=all, one CPU"
-		bash "$top/guest/deps.sh" fstests || rc=$?
 		COWLINKFS_SMP=1 COWLINKFS_RUN=fstests-smoke \
 			leg "fstests smoke" bash "$top/tests/host/run-fstests.sh" smoke || rc=$?
 	else
@@ -86,8 +87,9 @@ if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 			>"$COWLINKFS_LOGS/results-fstests/tap"
 	fi
 	wait "$bench" || rc=$?
-	# After the others, not beside them: two TCG guests at once on two
-	# cores took three times as long each (see Documentation/timings.md).
+	# After the others, not beside them: it keeps 1.7 cores busy, and two
+	# guests of two CPUs each on two cores took three times as long each
+	# (see Documentation/timings.md).
 	say "debug leg: t_{${DEBUG_ONLY// /,}}.sh on ${DEBUG_LOWERS// /, }, debug kernel"
 	# A failed early build is tried again, with its log, by pipeline.sh.
 	[ -z "$debug_build" ] || wait "$debug_build" || true
