@@ -635,15 +635,26 @@ out_unlock:
 }
 
 /*
- * After a change through @file that the lower fs made synchronous (an
- * O_SYNC or O_DSYNC descriptor, a file or mount with the sync flag): the
+ * Whether the lower fs makes a change through @real synchronous: @dsync
+ * (an O_SYNC or O_DSYNC descriptor, RWF_SYNC or RWF_DSYNC), or the sync
+ * flag of the lower file or of the lower fs's mount, which our inode does
+ * not carry.
+ */
+static bool cowlinkfs_change_is_sync(struct file *real, bool dsync)
+{
+	return dsync || IS_SYNC(file_inode(real));
+}
+
+/*
+ * After a change through @file that the lower fs made synchronous: the
  * break that gave the name its copy is synced too.
  */
-static int cowlinkfs_sync_after(struct file *file, struct file *real)
+static int cowlinkfs_sync_after(struct file *file, struct file *real,
+				bool dsync)
 {
 	bool synced;
 
-	if (!(file->f_flags & O_DSYNC) && !IS_SYNC(file_inode(real)))
+	if (!cowlinkfs_change_is_sync(real, dsync))
 		return 0;
 	return cowlinkfs_sync_break(file, &synced);
 }
@@ -688,6 +699,7 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
 	struct file *realfile;
+	bool dsync;
 	ssize_t ret;
 
 	if (!iov_iter_count(iter))
@@ -698,8 +710,10 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	realfile = cowlinkfs_real_io(file);
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
+	dsync = iocb->ki_flags & IOCB_DSYNC;
 	/* Syncing a break would block. */
-	if ((iocb->ki_flags & IOCB_NOWAIT) && (iocb->ki_flags & IOCB_DSYNC) &&
+	if ((iocb->ki_flags & IOCB_NOWAIT) &&
+	    cowlinkfs_change_is_sync(realfile, dsync) &&
 	    test_bit(COWLINKFS_I_UNSYNCED, &COWLINKFS_I(file_inode(file))->state))
 		return -EAGAIN;
 	file_start_write(realfile);
@@ -708,9 +722,8 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	file_end_write(realfile);
 	cowlinkfs_copyattr(file_inode(file));
 	/* The lower fs synced the range; the break is ours to sync. */
-	if (ret > 0 && (iocb->ki_flags & IOCB_DSYNC)) {
-		bool synced;
-		int err = cowlinkfs_sync_break(file, &synced);
+	if (ret > 0) {
+		int err = cowlinkfs_sync_after(file, realfile, dsync);
 
 		if (err)
 			ret = err;
@@ -795,7 +808,8 @@ static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 	ret = vfs_fallocate(realfile, mode, offset, len);
 	cowlinkfs_copyattr(file_inode(file));
 	if (!ret)
-		ret = cowlinkfs_sync_after(file, realfile);
+		ret = cowlinkfs_sync_after(file, realfile,
+					   file->f_flags & O_DSYNC);
 	return ret;
 }
 
@@ -826,7 +840,8 @@ static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
 	ret = vfs_copy_file_range(realin, pos_in, realout, pos_out, len, flags);
 	cowlinkfs_copyattr(file_inode(out));
 	if (ret > 0) {
-		int err = cowlinkfs_sync_after(out, realout);
+		int err = cowlinkfs_sync_after(out, realout,
+					       out->f_flags & O_DSYNC);
 
 		if (err)
 			ret = err;
@@ -861,7 +876,8 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
 					   len, flags);
 	cowlinkfs_copyattr(file_inode(out));
 	if (ret > 0) {
-		int err = cowlinkfs_sync_after(out, realout);
+		int err = cowlinkfs_sync_after(out, realout,
+					       out->f_flags & O_DSYNC);
 
 		if (err)
 			ret = err;
