@@ -97,8 +97,8 @@ for f in tap dmesg bench.csv profile.txt; do
 done
 # and the whole log of each failed test
 debugfs -R "rdump /results/failed $out" "$run/tests.img" >/dev/null 2>&1 || true
-# How many of the machine's cores the guest kept busy: with two workers
-# in the guest, what is left for anything beside it.
+# How many of the machine's cores the guest kept busy: what is left for
+# anything beside it (Documentation/timings.md, ninth session).
 wall=$((SECONDS - t0))
 cpu=$((($(child_cpu) - cpu0) / $(getconf CLK_TCK)))
 say "boot: guest stopped (qemu exit $rc) after $wall s, $cpu s of CPU" \

@@ -4,9 +4,9 @@
 # /mnt/t, and print KTAP as kselftest does: the version line and the plan
 # first, then one line per test and lower, "# SKIP" for a test that does
 # not apply to that lower (tests/plan.awk reads the "# lowers:",
-# "# serial", "# lock:", "# owns-lower" and "# matrix:" lines).  Two
-# workers (tests/worker.sh) run the tests at once, then the serial ones
-# run alone.  Each test has TEST_TIMEOUT seconds (600; make test
+# "# serial", "# lock:", "# owns-lower" and "# matrix:" lines).  A
+# worker per CPU (tests/worker.sh; two in make test) runs the tests at
+# once, then the serial ones run alone.  Each test has TEST_TIMEOUT seconds (600; make test
 # TEST_TIMEOUT=N).  A failed
 # test's whole output and kernel log go to /t/results/failed/.  Writes
 # /t/results/tap (the console sees each result as it comes; the file ends
@@ -151,29 +151,29 @@ awk '$3 == "-"' $R/plan | while read -r k fs _; do
 	result "$k" 1 "$fs/no_test_ran"
 done
 
-# Two workers, each in a mount namespace of its own, run the tests that
-# may share the machine; then one runs the "# serial" tests alone.  The
-# workers take plans from a queue, one at a time, the one with the most
-# tests first, so that they end close together whatever each plan
+# A worker per CPU, each in a mount namespace of its own, runs the tests
+# that may share the machine; then one runs the "# serial" tests alone.
+# The workers take plans from a queue, one at a time, the one with the
+# most tests first, so that they end close together whatever each plan
 # weighs.  With two lowers or more there is a plan per lower (a lower's
-# tests stay on one worker, which mounts it once); with one, two plans of
-# every other test, and the tests that own their lower fs run in the
-# serial phase.
+# tests stay on one worker, which mounts it once); with one, a plan per
+# worker of every Nth test, and the tests that own their lower fs run in
+# the serial phase.
 awk '$3 != "-" && $2 != "-"' $R/plan >$R/plan.all
 nfs=$(awk '{ print $2 }' $R/plan.all | sort -u | wc -l)
 rm -rf $R/plans
 mkdir $R/plans
-awk -v nfs="$nfs" -v R=$R '
+workers=$(nproc)
+awk -v nfs="$nfs" -v w="$workers" -v R=$R '
 	$5 == "serial" || ($5 == "owns-lower" && nfs == 1) {
 		print >(R "/plans/serial")
 		next
 	}
-	{ print >(R "/plans/" (nfs > 1 ? $2 : "w" NR % 2)) }' $R/plan.all
+	{ print >(R "/plans/" (nfs > 1 ? $2 : "w" NR % w)) }' $R/plan.all
 for p in $R/plans/*; do
 	[ -e "$p" ] && [ "${p##*/}" != serial ] || continue
 	echo "$(grep -c ' run$' "$p") $p"
 done | sort -rn | cut -d" " -f2 >$R/queue
-workers=$(nproc)
 w=0
 while [ $w -lt "$workers" ]; do
 	w=$((w + 1))

@@ -3,7 +3,7 @@
 # worker.  A "# lowers:" line directly above a test function names that
 # test's own; the first one elsewhere (near the top) names the file's.
 # Directly above a test function (or near the top, for the whole file):
-#   "# serial"      the test runs alone, after the two workers: it changes
+#   "# serial"      the test runs alone, after the workers: it changes
 #                   state every test sees (sysctls, drop_caches, a memory
 #                   hog, the dirty page counters it measures);
 #   "# lock: NAME"  never at once with another test of the same lock, but

@@ -71,12 +71,16 @@ kernel_log() {
 	END { exit bad }' >/tmp/dmesg.log
 }
 
-# run_test FS FILE FUNCTION: one test on a fresh lower directory
+# run_test FS FILE FUNCTION: one test on a fresh lower directory ($n and
+# $name are run_plan's)
 run_test() {
 	root=/lower/$1/$3
 	[ ! -e "$root" ] || rm -rf "$root"
 	mkdir -p "$root/lower"
 	read -r t0 _ </proc/uptime
+	# start and end on the console, for tests/host/durations.sh (after
+	# any lock is taken: the wait is not the test's)
+	echo "# $n $name (at $t0 s)" >/dev/console
 	FS=$1 LDEV=$dev L=$root/lower M=/mnt/t \
 		timeout -k 10 "$TEST_TIMEOUT" sh $T/tests/run-one.sh "$2" "$3" \
 		>/tmp/test.log 2>&1 </dev/null
@@ -98,6 +102,7 @@ run_test() {
 	[ $lower = yes ] || mount_lower "$1"
 	rm -rf "$root"
 	read -r t1 _ </proc/uptime
+	echo "# $n $name (ended at $t1 s)" >/dev/console
 	if ! kernel_log "$t0" "$t1"; then
 		rc=1
 		echo "kernel complained:" >>/tmp/test.log
@@ -156,16 +161,12 @@ run_plan() {
 		elif ! $mounted; then
 			result "$n" 1 "$name" "the lower fs did not mount"
 		else
-			read -r now _ </proc/uptime
-			echo "# $n $name (at $now s)" >/dev/console
 			run_locked "$fs" "$file" "$fn" "$mode" "$2" </dev/null
 			rc=$?
 			if [ $deferred = yes ]; then
 				echo "$n $fs $file $fn $mode $on" >>/tmp/deferred
 				echo "# $n $name: the other worker holds ${mode#lock:}, later" >/dev/console
 			else
-				read -r end _ </proc/uptime
-				echo "# $n $name (ended at $end s)" >/dev/console
 				result "$n" $rc "$name"
 			fi
 		fi

@@ -12,10 +12,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/guest/lib.sh"
 guest_lock
 # The debug leg: what of the suite CI can afford on the debug kernel
-# (KASAN, kmemleak, ...), which runs it 5-6 times slower: t_cow.sh and the
-# model tests of cow=all and of parallel writers (about 200 s each there;
-# the other four, which the test kernel runs, would add some 13 minutes)
-# on ext4, every other test on each worker.
+# (KASAN, kmemleak, ...), which runs it some 3 times slower: t_cow.sh and
+# the model tests of cow=all and of parallel writers on ext4, every other
+# test on each worker (381 s of guest time with inline KASAN; the other
+# four model tests, which the test kernel runs, would add a few minutes).
 DEBUG_ONLY="cow model:*cow_all model:*in_parallel*"
 DEBUG_LOWERS=ext4
 rm -rf "$COWLINKFS_LOGS"/results-* "$COWLINKFS_LOGS"/guest-*.log
@@ -70,12 +70,19 @@ if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 	# directories of their own, they take the time of the longer one.
 	# Their lines carry the leg's name.  The fstests build's host
 	# packages come first: one apt at a time.
+	# At one CPU, cowlink clone starts no link workers: the smoke's clone
+	# takes the one-thread path (the suite tests the workers).  The leg
+	# has a process group of its own, which an interrupt of make test
+	# takes down with it (a background job of a script ignores SIGINT).
 	[ -z "${FSTESTS:-}" ] || bash "$top/guest/deps.sh" fstests || rc=$?
 	say "bench smoke: make bench in miniature (one round, ext4, a tree of 300 files)," \
-		"one CPU, beside the fstests smoke"
+		"one CPU${FSTESTS:+, beside the fstests smoke}"
+	set -m
 	COWLINKFS_SMP=1 COWLINKFS_RUN=bench-smoke \
-		leg "bench smoke" bash "$top/tests/host/run-bench.sh" smoke &
+		leg "bench smoke" bash "$top/tests/host/run-bench.sh" smoke </dev/null &
 	bench=$!
+	set +m
+	trap 'kill -TERM -- -"$bench" 2>/dev/null; exit 130' INT TERM
 	if [ -n "${FSTESTS:-}" ]; then
 		say "fstests smoke: tests/fstests/smoke on ext4 through cowlinkfs, cow=all, one CPU"
 		COWLINKFS_SMP=1 COWLINKFS_RUN=fstests-smoke \
@@ -87,6 +94,7 @@ if [ "$rc" = 0 ] && [ -z "${ONLY:-}${LOWERS:-}$KERNEL$ARCH_SUFFIX" ]; then
 			>"$COWLINKFS_LOGS/results-fstests/tap"
 	fi
 	wait "$bench" || rc=$?
+	trap - INT TERM
 	# After the others, not beside them: it keeps 1.7 cores busy, and two
 	# guests of two CPUs each on two cores took three times as long each
 	# (see Documentation/timings.md).
