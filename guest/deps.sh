@@ -5,6 +5,17 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
+# foreign_arch ARCH WHY: make the host's dpkg and apt know ARCH, whose
+# packages are downloaded (never installed, unless make deb asks) for
+# the guest
+foreign_arch() {
+	[ "$1" != "$(dpkg --print-architecture)" ] || return 0
+	dpkg --print-foreign-architectures | grep -qx "$1" && return 0
+	say "deps: dpkg --add-architecture $1 ($2)"
+	dpkg --add-architecture "$1"
+	apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1
+}
+
 case ${1:-} in
 deb)
 	# "deps.sh deb ARCH": dpkg-buildpackage and lintian, and for a
@@ -16,29 +27,23 @@ deb)
 	if [ "$deb_arch" != "$(dpkg --print-architecture)" ]; then
 		gnu=$(dpkg-architecture -a"$deb_arch" -qDEB_HOST_GNU_TYPE 2>/dev/null)
 		pkgs="$pkgs gcc-${gnu//_/-} libc6-dev-$deb_arch-cross libc6:$deb_arch"
-		dpkg --print-foreign-architectures | grep -qx "$deb_arch" || {
-			say "deps: dpkg --add-architecture $deb_arch (for libc6:$deb_arch)"
-			dpkg --add-architecture "$deb_arch"
-			apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1
-		}
+		foreign_arch "$deb_arch" "for libc6:$deb_arch"
 	fi ;;
 fstests)
 	# guest/fstests.sh: autotools on the host, the guest's libraries
 	# downloaded (apt-get download) into a sysroot.
 	pkgs="autoconf automake libtool pkg-config make patch gcc"
 	[ "$ARCH" != arm64 ] || pkgs="$pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
-	if [ "$DEB_ARCH" != "$(dpkg --print-architecture)" ] &&
-		! dpkg --print-foreign-architectures | grep -qx "$DEB_ARCH"; then
-		say "deps: dpkg --add-architecture $DEB_ARCH (to download its libraries)"
-		dpkg --add-architecture "$DEB_ARCH"
-		apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1
-	fi ;;
+	foreign_arch "$DEB_ARCH" "to download its libraries" ;;
 *)
 	pkgs="linux-source-6.1 gcc-aarch64-linux-gnu libc6-dev-arm64-cross make gcc
 bc bison flex libelf-dev libssl-dev cpio kmod xz-utils ccache sparse
 qemu-system-arm qemu-user-static binfmt-support debootstrap
 e2fsprogs xfsprogs man-db groff-base python3 gnuplot-nox shellcheck"
-	[ "$ARCH" != x86_64 ] || pkgs="$pkgs qemu-system-x86" ;;
+	[ "$ARCH" != x86_64 ] || pkgs="$pkgs qemu-system-x86"
+	# guest/foreign.sh downloads qemu-user-static of the guest's
+	# architecture for the cross-arch runs: a fresh host knows only its own.
+	foreign_arch "$DEB_ARCH" "to download qemu-user-static:$DEB_ARCH" ;;
 esac
 
 missing=
