@@ -87,6 +87,7 @@ echo "$mode" >"$stage/mode"
 [ -z "${LOWERS:-}" ] || echo "$LOWERS" >"$stage/lowers"
 [ "${FULL:-0}" = 0 ] || echo "$FULL" >"$stage/full"
 [ -z "${TEST_TIMEOUT:-}" ] || echo "$TEST_TIMEOUT" >"$stage/timeout"
+[ -z "${COWLINKFS_WORKERS:-}" ] || echo "$COWLINKFS_WORKERS" >"$stage/workers"
 [ "$mode" != soak ] || echo "$SOAK $SOAK_FS" >"$stage/soak"
 if [ "$mode" = fstests ]; then
 	echo "${FSTESTS_LOWERS:-ext4 xfs}" >"$stage/fstests-lowers"

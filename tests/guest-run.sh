@@ -163,7 +163,10 @@ awk '$3 != "-" && $2 != "-"' $R/plan >$R/plan.all
 nfs=$(awk '{ print $2 }' $R/plan.all | sort -u | wc -l)
 rm -rf $R/plans
 mkdir $R/plans
-workers=$(nproc)
+# One per CPU, unless the host asked for fewer (COWLINKFS_WORKERS: the
+# debug leg keeps a second CPU for its parallel writers and a second
+# guest beside it, see tests/host/run.sh).
+workers=$(cat $T/workers 2>/dev/null || nproc)
 awk -v nfs="$nfs" -v w="$workers" -v R=$R '
 	$5 == "serial" || ($5 == "owns-lower" && nfs == 1) {
 		print >(R "/plans/serial")
@@ -181,6 +184,9 @@ while [ $w -lt "$workers" ]; do
 done
 wait
 if [ -s $R/plans/serial ]; then
+	# The host starts its next guest at this line (tests/host/run.sh):
+	# from here one CPU is enough.
+	echo "# serial phase: $(grep -c ' run$' $R/plans/serial) tests run alone" >/dev/console
 	echo $R/plans/serial >$R/queue
 	sh $T/tests/worker.sh serial $R/queue
 fi
