@@ -5,17 +5,6 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-# foreign_arch ARCH WHY: make the host's dpkg and apt know ARCH, whose
-# packages are downloaded (never installed, unless make deb asks) for
-# the guest
-foreign_arch() {
-	[ "$1" != "$(dpkg --print-architecture)" ] || return 0
-	dpkg --print-foreign-architectures | grep -qx "$1" && return 0
-	say "deps: dpkg --add-architecture $1 ($2)"
-	dpkg --add-architecture "$1"
-	apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1
-}
-
 case ${1:-} in
 deb)
 	# "deps.sh deb ARCH": dpkg-buildpackage and lintian, and for a
@@ -38,12 +27,9 @@ fstests)
 *)
 	pkgs="linux-source-6.1 gcc-aarch64-linux-gnu libc6-dev-arm64-cross make gcc
 bc bison flex libelf-dev libssl-dev cpio kmod xz-utils ccache sparse
-qemu-system-arm qemu-user-static binfmt-support debootstrap
+qemu-system-arm qemu-user-static qemu-utils binfmt-support debootstrap
 e2fsprogs xfsprogs man-db groff-base python3 gnuplot-nox shellcheck"
-	[ "$ARCH" != x86_64 ] || pkgs="$pkgs qemu-system-x86"
-	# guest/foreign.sh downloads qemu-user-static of the guest's
-	# architecture for the cross-arch runs: a fresh host knows only its own.
-	foreign_arch "$DEB_ARCH" "to download qemu-user-static:$DEB_ARCH" ;;
+	[ "$ARCH" != x86_64 ] || pkgs="$pkgs qemu-system-x86" ;;
 esac
 
 missing=

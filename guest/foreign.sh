@@ -55,6 +55,8 @@ fi
 rm -rf "$work"/top/tree/var/cache/apt/archives/*.deb "$work"/top/tree/var/lib/apt/lists/*
 
 say "foreign: $qemu from qemu-user-static:$DEB_ARCH" >&2
+# A fresh host's apt knows only the host's own architecture.
+foreign_arch "$DEB_ARCH" "to download qemu-user-static:$DEB_ARCH"
 (cd "$work/debs" && apt-get download "qemu-user-static:$DEB_ARCH") >>"$log" 2>&1 || {
 	tail -n 20 "$log" >&2
 	exit 1

@@ -117,8 +117,8 @@ module_make() {
 
 # run_dir: where stage.sh puts the disks of a guest run and boot.sh finds
 # them, one per kernel (and arch), and one per COWLINKFS_RUN name, so
-# that two guests can run side by side (make test's bench and fstests
-# smokes).
+# that two guests can run side by side (make test's suite and debug leg
+# beside the crash boots and smokes of tests/host/beside.sh).
 run_dir() {
 	echo "$COWLINKFS_CACHE/run${KERNEL:+-$KERNEL}${COWLINKFS_RUN:+-$COWLINKFS_RUN}$ARCH_SUFFIX"
 }
@@ -177,6 +177,29 @@ kvm_usable() {
 	fi
 	[ "$(cat "$probe")" = yes ]
 }
+
+# foreign_arch ARCH WHY: make the host's dpkg and apt know ARCH, whose
+# packages are downloaded for the guest (guest/foreign.sh, fstests.sh:
+# never installed) or for make deb; only when one is about to be
+foreign_arch() {
+	[ "$1" != "$(dpkg --print-architecture)" ] || return 0
+	dpkg --print-foreign-architectures | grep -qx "$1" && return 0
+	say "deps: dpkg --add-architecture $1 ($2)" >&2
+	dpkg --add-architecture "$1"
+	apt-get update >"$COWLINKFS_LOGS/deps.log" 2>&1 || {
+		tail -n 20 "$COWLINKFS_LOGS/deps.log" >&2
+		return 1
+	}
+}
+
+# leg NAME CMD...: CMD with its output's lines prefixed by NAME, for
+# legs that run side by side (tests/host/run.sh); fails as CMD does
+leg() (
+	name=$1
+	shift
+	set -o pipefail
+	"$@" 2>&1 | sed -u "s/^/$name | /"
+)
 
 # apt_mirror: the Debian mirror this machine's apt configuration names.
 apt_mirror() {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Host: judge the runs named as arguments from the results they left
-# (unit: the host unit tests, test: the suite, check: make check, crash2:
-# the crash test, debug: the debug leg, soak: make soak): one line per
+# (unit: the host unit tests, test: the suite, check: make check, crash1
+# and crash2: the crash test's boots, debug: the debug leg, soak: make soak): one line per
 # test, then "N passed, N failed".  Fails on a failed test, a missing or short plan,
 # and a kernel warning, oops or lockdep report in any guest log.
 set -eu
@@ -43,9 +43,7 @@ for run in $runs; do
 	failed=$((failed + f))
 done
 
-# crash1 leaves no results, only its log
-logruns=${runs/crash2/crash1 crash2}
-logs=$(for run in $logruns; do
+logs=$(for run in $runs; do
 	ls "$L/guest-$run.log" "$L/results-$run/dmesg" 2>/dev/null || true
 done)
 # shellcheck disable=SC2086
