@@ -94,25 +94,27 @@ else
 	[ -z "${FSTESTS:-}" ] || bash "$top/guest/deps.sh" fstests || rc=$?
 	start_job bash "$top/guest/pipeline.sh" test </dev/null
 	suite=$!
-	# The second lane starts at the suite's serial phase (or at its end,
-	# if it passed without one); a suite that failed before it has
-	# nothing the second lane's legs could add to.
+	# The second lane starts at the suite's serial phase, or at its end
+	# if it passed without one; a suite that failed before its serial
+	# phase leaves the lane nothing to add.
 	while kill -0 "$suite" 2>/dev/null &&
 		! grep -aqs '^# serial phase' "$COWLINKFS_LOGS/guest-test.log"; do
 		sleep 2
 	done
+	suite_rc=0
+	if ! kill -0 "$suite" 2>/dev/null; then
+		wait "$suite" || suite_rc=$?
+		suite=
+	fi
 	beside=
-	if kill -0 "$suite" 2>/dev/null; then
+	if [ "$suite_rc" = 0 ]; then
 		start_job bash "$top/tests/host/beside.sh" </dev/null
 		beside=$!
-	fi
-	wait "$suite" || rc=$?
-	if [ -z "$beside" ] && [ "$rc" = 0 ]; then
-		start_job bash "$top/tests/host/beside.sh" </dev/null
-		beside=$!
-	fi
-	[ -n "$beside" ] ||
+	else
 		say "make check, crash test, bench and fstests smokes: not run, the suite failed"
+	fi
+	[ -z "$suite" ] || wait "$suite" || suite_rc=$?
+	[ "$suite_rc" = 0 ] || rc=$suite_rc
 fi
 # Where the workers' time went (read it before adding to the suite).
 bash "$top/tests/host/durations.sh" >"$COWLINKFS_LOGS/durations-test$ARCH_SUFFIX.txt" 2>&1 &&
