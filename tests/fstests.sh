@@ -16,6 +16,10 @@ export PATH=$T/bin:/usr/sbin:/usr/bin:/sbin:/bin
 lowers=$(cat $T/fstests-lowers)
 modes=$(cat $T/fstests-modes)
 args=$(cat $T/fstests-args)
+# a section's time limit in seconds (0: none); when it is up, ./check
+# gets SIGINT, lets the running test end and writes its report of the
+# tests it ran, as after a Ctrl-C
+limit=$(cat $T/fstests-limit 2>/dev/null || echo 0)
 mkdir -p $R $F /mnt/test /mnt/scratch /lower/test /lower/scratch
 mount -L cl-fstests $F || { echo "# fstests: no fstests disk"; exit 1; }
 # fstests' own mkfs drops the labels: the devices are found once.
@@ -101,7 +105,8 @@ for fs in $lowers; do
 		# of a config's first section whichever it runs.
 		awk -v s="[$sec]" '/^\[/ { on = $0 == s } on' $R/local.config >$R/$sec.config
 		# shellcheck disable=SC2086 # the arguments of ./check
-		HOST_OPTIONS=$R/$sec.config ./check -s "$sec" -R xunit $args 2>&1 |
+		HOST_OPTIONS=$R/$sec.config timeout -s INT -k 1200 "$limit" \
+			./check -s "$sec" -R xunit $args 2>&1 |
 			tee $R/$sec.out | sed -u "s|^|# $sec: |"
 		unmount_all
 		if [ "$m" != bare ]; then
