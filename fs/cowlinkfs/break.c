@@ -606,21 +606,29 @@ static int cowlinkfs_do_break(struct inode *inode, loff_t size)
  * name that is still hashed while its inode has one link is looked at
  * again under the lower parent's lock, which the unlink holds throughout.
  */
-static bool cowlinkfs_name_gone(struct inode *inode)
+static bool cowlinkfs_lower_gone(struct dentry *lower)
 {
-	struct path lowerpath;
 	struct dentry *parent;
 	bool gone;
 
-	cowlinkfs_lower_path(inode, &lowerpath);
-	gone = d_unhashed(lowerpath.dentry);
-	if (!gone && d_inode(lowerpath.dentry)->i_nlink <= 1) {
-		parent = dget_parent(lowerpath.dentry);
+	gone = d_unhashed(lower);
+	if (!gone && d_inode(lower)->i_nlink <= 1) {
+		parent = dget_parent(lower);
 		inode_lock_nested(d_inode(parent), I_MUTEX_PARENT);
-		gone = d_unhashed(lowerpath.dentry);
+		gone = d_unhashed(lower);
 		inode_unlock(d_inode(parent));
 		dput(parent);
 	}
+	return gone;
+}
+
+static bool cowlinkfs_name_gone(struct inode *inode)
+{
+	struct path lowerpath;
+	bool gone;
+
+	cowlinkfs_lower_path(inode, &lowerpath);
+	gone = cowlinkfs_lower_gone(lowerpath.dentry);
 	path_put(&lowerpath);
 	return gone;
 }
@@ -717,7 +725,9 @@ bool cowlinkfs_lower_shared(struct inode *inode)
 	real = lower ? d_inode_rcu(lower) : NULL;
 	/* Killed by a break of this name just now: ask under break_mutex. */
 	nlink = real ? READ_ONCE(real->i_nlink) : 2;
-	ret = nlink > 1 || (nlink == 1 && d_unhashed(lower));
+	/* A shared inode's @lower is any of its names, maybe a removed one. */
+	ret = nlink > 1 || (nlink == 1 && d_unhashed(lower) &&
+			    !cowlinkfs_inode_shared(inode));
 	rcu_read_unlock();
 	return ret;
 }
@@ -799,6 +809,62 @@ static int cowlinkfs_needs_break(struct inode *inode)
 }
 
 /**
+ * cowlinkfs_break_shared - a change through a name of a shared inode
+ * @dentry: cowlinkfs dentry of a shared inode, about to be changed
+ *
+ * A shared inode stands for every name of its lower inode, and its
+ * @lower, its locks, leases, watches and i_writecount for all of them: a
+ * break cannot swap the lower inode beneath it (every name would move to
+ * the copy), nor move the state of one name off it (no VFS interface
+ * does).  It is the inode of a regular file only while the file is not
+ * COW; a file that became COW since (a flag set, a remount to cow=all, a
+ * flag or a link made in the lower directory) may have to break this
+ * name.  Then the name is dropped, so that a new lookup gives it an inode
+ * of its own (cowlinkfs_shares_inode() now says so), and ESTALE returned
+ * before anything is copied: truncate(2), chmod(2), chown(2), utimes(2)
+ * and the path xattr calls retry the walk once (retry_estale()), and open
+ * does with EOPENSTALE (see cowlinkfs_open()).  A descriptor or an fd call
+ * (fchmod, fsetxattr, FS_IOC_SETFLAGS) is bound to the shared inode and
+ * gets ESTALE, as NFS answers for a file whose handle went stale, rather
+ * than a break of its own name: its file would move to the copy while
+ * its locks and watches stayed on the inode the other names share, and
+ * writes under a lock taken through it would not exclude the other
+ * holders of the name.  Such a writer exists only if it was opened while
+ * the file became COW: a flag set, a remount to cow=all and a link() of
+ * a COW file are refused while a multi-link file is open for writing.
+ * A mountpoint is not dropped (its mounts would be hidden): EBUSY.
+ *
+ * Return: 0 if the change may go to the shared lower inode, or a negative
+ * errno, nothing changed.
+ */
+int cowlinkfs_break_shared(struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+	struct dentry *lower = cowlinkfs_dentry_lower(dentry);
+	unsigned int nlink;
+	int cow;
+
+	if (!S_ISREG(inode->i_mode))
+		return 0;
+	cow = cowlinkfs_is_cow(inode);
+	if (cow <= 0)
+		return cow;
+	/*
+	 * As cowlinkfs_lower_shared() and cowlinkfs_name_gone() ask it of a
+	 * name's own inode: other links, or a link that is not this
+	 * name's (it was removed, another name keeps the inode).
+	 */
+	nlink = READ_ONCE(d_inode(lower)->i_nlink);
+	if (!nlink || (nlink == 1 && !cowlinkfs_lower_gone(lower)))
+		return 0;
+	remove_inode_hash(inode);
+	if (d_mountpoint(dentry))
+		return -EBUSY;
+	d_drop(dentry);
+	return -ESTALE;
+}
+
+/**
  * cowlinkfs_break_size - give a name its own copy before it is modified
  * @dentry: cowlinkfs dentry about to be written to or changed
  * @size: the size the change leaves the file (a truncation), LLONG_MAX if
@@ -813,7 +879,8 @@ static int cowlinkfs_needs_break(struct inode *inode)
  * keep the old inode.  On any error (ENOSPC, EDQUOT, EIO, a fatal signal)
  * the name still holds the old inode and the unnamed temp file just goes
  * away.  A name that was removed while its inode lives on under another
- * name cannot be broken: ESTALE, before anything is copied.
+ * name cannot be broken: ESTALE, before anything is copied.  Nor can a
+ * name of a shared inode (cowlinkfs_break_shared()).
  *
  * Return: 0 or a negative errno.
  */
@@ -827,6 +894,8 @@ int cowlinkfs_break_size(struct dentry *dentry, loff_t size)
 
 	if (!S_ISREG(inode->i_mode))
 		return 0;
+	if (cowlinkfs_inode_shared(inode))
+		return cowlinkfs_break_shared(dentry);
 	if (!cowlinkfs_lower_shared(inode)) {
 		/*
 		 * A break of this name may have renamed the copy over the
@@ -902,6 +971,9 @@ int cowlinkfs_break_writer(struct dentry *dentry, loff_t size)
 	struct inode *inode = d_inode(dentry);
 	int err = cowlinkfs_break_size(dentry, size);
 
+	/* Never broken, nor given a copy: see cowlinkfs_break_shared(). */
+	if (cowlinkfs_inode_shared(inode))
+		return err;
 	if (!err) {
 		/* Writes to a file that is not COW reach every name anyway. */
 		err = cowlinkfs_is_cow(inode);

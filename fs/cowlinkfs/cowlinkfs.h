@@ -110,6 +110,15 @@ enum {
  * needs no lock: it is stored before the dentry becomes positive, follows
  * the name through renames (the lower rename moves it) and is dropped only
  * by d_release.
+ *
+ * A shared regular inode leaves the inode hash (remove_inode_hash(), which
+ * takes inode_hash_lock, then the inode's i_lock) when its file becomes
+ * COW.  That is done holding none of the locks above but, from a setattr
+ * or an xattr change, our i_rwsem, and never under the superblock's
+ * s_inode_list_lock, which nests inside inode_hash_lock (fs/inode.c):
+ * cowlinkfs_unshare_all() takes a reference and lets the list lock go
+ * first.  A shared inode takes no break_mutex for a change: it is never
+ * broken (see cowlinkfs_break_shared()).
  */
 
 /**
@@ -123,18 +132,24 @@ enum {
  * Three kinds, chosen by cowlinkfs_get_inode() alone:
  *
  * - directories are hashed by their lower inode, and @lower is their name;
- * - regular files: every inode stands for exactly one name (one dentry): as
- *   overlayfs does for hard links without an index, each name of a
- *   multi-link lower file gets an inode of its own, so that breaking the
- *   link of one name swaps the lower dentry beneath that one inode and
- *   leaves every other name alone;
- * - names that can never break (symlinks, FIFOs, sockets, device nodes)
- *   share one inode per lower inode (COWLINKFS_I_SHARED), hashed as
- *   directories are, so that a FIFO's pipe, a bound socket, locks and
- *   watches are the same through every name.  @lower is then one of the
- *   names, held for the lower inode it pins; where the name matters
- *   (unlink, rename, link, d_revalidate) each dentry's own lower dentry,
- *   in its d_fsdata, is used: see cowlinkfs_dentry_lower().
+ * - COW regular files (the flag set, or any regular file under cow=all):
+ *   every inode stands for exactly one name (one dentry): as overlayfs
+ *   does for hard links without an index, each name of a multi-link lower
+ *   file gets an inode of its own, so that breaking the link of one name
+ *   swaps the lower dentry beneath that one inode and leaves every other
+ *   name alone;
+ * - names that do not break (symlinks, FIFOs, sockets, device nodes, and
+ *   plain regular files: no flag, cow=flag) share one inode per lower
+ *   inode (COWLINKFS_I_SHARED), hashed as directories are, so that a
+ *   FIFO's pipe, a bound socket, locks, leases and watches are the same
+ *   through every name.  @lower is then one of the names, held for the
+ *   lower inode it pins; where the name matters (open, unlink, rename,
+ *   link, d_revalidate, attributes) each dentry's own lower dentry, in its
+ *   d_fsdata, is used: see cowlinkfs_dentry_lower().  @lower of a shared
+ *   inode never changes: a regular file that becomes COW leaves the hash,
+ *   and a change that would break one of its names drops the name instead,
+ *   which is looked up again and gets an inode of its own (see
+ *   cowlinkfs_break_shared()).
  */
 struct cowlinkfs_inode {
 	struct dentry *lower;
@@ -312,6 +327,8 @@ bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
 
 /* inode.c */
 struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower);
+void cowlinkfs_unshare_inode(struct super_block *sb, struct dentry *lower);
+void cowlinkfs_unshare_all(struct super_block *sb);
 void cowlinkfs_copyflags(struct inode *inode, const struct inode *real);
 void cowlinkfs_copyattr(struct inode *inode);
 bool cowlinkfs_owner_or_capable(struct inode *inode);
@@ -350,6 +367,7 @@ long cowlinkfs_compat_ioctl(struct file *file, unsigned int cmd,
 extern const struct file_operations cowlinkfs_dir_fops;
 
 /* flag.c */
+int cowlinkfs_lower_cow(struct dentry *lower);
 int cowlinkfs_get_cow(struct inode *inode);
 int cowlinkfs_is_cow(struct inode *inode);
 int cowlinkfs_set_cow(struct file *file, bool on);
@@ -361,6 +379,7 @@ int cowlinkfs_check_rename(struct inode *old_dir, struct inode *inode,
 /* break.c */
 int cowlinkfs_break_size(struct dentry *dentry, loff_t size);
 int cowlinkfs_break(struct dentry *dentry);
+int cowlinkfs_break_shared(struct dentry *dentry);
 bool cowlinkfs_lower_shared(struct inode *inode);
 int cowlinkfs_may_break(struct inode *inode);
 int cowlinkfs_break_writer(struct dentry *dentry, loff_t size);

@@ -104,7 +104,9 @@ static int cowlinkfs_real_follow(struct file *file)
  */
 static int cowlinkfs_shared_cow(struct inode *inode)
 {
-	if (!S_ISREG(inode->i_mode) || !cowlinkfs_lower_shared(inode))
+	/* A shared inode is never broken: see cowlinkfs_open_shared(). */
+	if (!S_ISREG(inode->i_mode) || cowlinkfs_inode_shared(inode) ||
+	    !cowlinkfs_lower_shared(inode))
 		return 0;
 	return cowlinkfs_is_cow(inode);
 }
@@ -292,7 +294,7 @@ static struct file *cowlinkfs_open_stand_in(struct file *file)
 	struct path lowerpath;
 	struct file *real;
 
-	cowlinkfs_lower_path(file_inode(file), &lowerpath);
+	cowlinkfs_dentry_lower_path(file->f_path.dentry, &lowerpath);
 	real = dentry_open(&lowerpath, O_RDONLY | (file->f_flags &
 			   ~(O_ACCMODE | COWLINKFS_OPEN_MASK)),
 			   COWLINKFS_SB(sb)->creator_cred);
@@ -323,6 +325,29 @@ static int cowlinkfs_probe_trunc(struct file *file)
 }
 
 /**
+ * cowlinkfs_open_shared - may a name of a shared inode be opened to change?
+ * @file: cowlinkfs regular file being opened for writing or truncation
+ *
+ * A shared inode is never broken (cowlinkfs_break_shared()).  If its file
+ * became COW since the name was looked up, the name is dropped and the
+ * open returns EOPENSTALE: do_filp_open() walks the path again once, with
+ * LOOKUP_REVAL, and the new lookup gives the name an inode of its own,
+ * which breaks as it always did.  Asked before the lower file is opened,
+ * and again once it holds write access, after which a flag set or a
+ * remount to cow=all through another name is refused: one that came in
+ * between is caught the second time.  A reopen through /proc/PID/fd
+ * walks to the same dentry and gets ESTALE.
+ *
+ * Return: 0, or a negative errno.
+ */
+static int cowlinkfs_open_shared(struct file *file)
+{
+	int err = cowlinkfs_break_shared(file->f_path.dentry);
+
+	return err == -ESTALE ? -EOPENSTALE : err;
+}
+
+/**
  * cowlinkfs_open - open a regular file
  * @inode: cowlinkfs inode
  * @file: cowlinkfs file
@@ -342,7 +367,9 @@ static int cowlinkfs_probe_trunc(struct file *file)
  * inode COW with other names again.  Once write access is held those are
  * refused (ETXTBSY), so checking again after the lower open closes the
  * window.  An exec open denies writers on the lower inode too, so that
- * the program is safe from writers through every name.
+ * the program is safe from writers through every name.  A name of a
+ * shared inode (a plain file) is never broken: it is looked up again if
+ * the file became COW (see cowlinkfs_open_shared()).
  *
  * Return: 0 or a negative errno.
  */
@@ -354,6 +381,7 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 			 (file->f_mode & (FMODE_READ | FMODE_WRITE)) ==
 			 (FMODE_READ | FMODE_WRITE);
 	bool exec = file->f_flags & __FMODE_EXEC;
+	bool shared = cowlinkfs_inode_shared(inode);
 	bool unlinked = false;
 	struct cowlinkfs_file *cf;
 	struct file *realfile, *copy;
@@ -362,6 +390,13 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 	/* may_open() checked O_NOATIME on our inode, maybe a stale owner. */
 	if ((file->f_flags & O_NOATIME) && !cowlinkfs_owner_or_capable(inode))
 		return -EPERM;
+	if (shared && (writer || trunc)) {
+		err = cowlinkfs_open_shared(file);
+		if (err)
+			return err;
+		/* Nothing to break below: the loop only opens the lower file. */
+		break_now = false;
+	}
 	/*
 	 * A shared COW file whose name cannot be given a copy (append-only,
 	 * in an append-only directory, ...) can never be written through
@@ -435,6 +470,12 @@ static int cowlinkfs_open(struct inode *inode, struct file *file)
 			return err;
 		if (fatal_signal_pending(current))
 			return -EINTR;
+	}
+
+	if (shared && (writer || trunc)) {
+		err = cowlinkfs_open_shared(file);
+		if (err)
+			goto out_fput;
 	}
 
 	/*
@@ -925,6 +966,9 @@ static int cowlinkfs_ro_fd_shared(struct file *file)
 {
 	int ret;
 
+	/* One inode for every name: a change reaches them all, unless COW. */
+	if (cowlinkfs_inode_shared(file_inode(file)))
+		return cowlinkfs_break_shared(file->f_path.dentry);
 	ret = cowlinkfs_real_moved(file) ? 1 :
 	      cowlinkfs_shared_cow(file_inode(file));
 	return ret > 0 ? -EBADF : ret;

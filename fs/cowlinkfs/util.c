@@ -72,14 +72,16 @@ void cowlinkfs_dentry_lower_path(const struct dentry *dentry, struct path *path)
 
 /*
  * Open the lower file of @file, whose name may have a new lower inode
- * since @file was opened.
+ * since @file was opened.  On the name's own lower dentry: for a shared
+ * inode the inode's is another name's, maybe a removed one, which
+ * /proc/PID/maps and an LSM mediating by path would see.
  */
 struct file *cowlinkfs_open_real(struct file *file)
 {
 	struct path lowerpath;
 	struct file *real;
 
-	cowlinkfs_lower_path(file_inode(file), &lowerpath);
+	cowlinkfs_dentry_lower_path(file->f_path.dentry, &lowerpath);
 	/* The opener's credentials, also when a later writer reopens. */
 	real = dentry_open(&lowerpath, file->f_flags & ~COWLINKFS_OPEN_MASK,
 			   file->f_cred);
