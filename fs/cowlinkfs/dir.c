@@ -81,6 +81,26 @@ static int cowlinkfs_revalidate_negative(struct dentry *dentry,
 }
 
 /*
+ * Is @dentry a name of a shared regular inode that its file, COW now, left
+ * (see cowlinkfs_unshare_inode())?  Once the file has other links the
+ * name must have an inode of its own, before a change through it (which
+ * would get ESTALE, see cowlinkfs_break_shared()) and before it takes a
+ * lock or a watch the other names would share: it is looked up again.  A
+ * single name stays: it has nothing to share, and dropping it would show
+ * its open descriptors as deleted in /proc.  Nor is a mountpoint dropped,
+ * which would hide its mounts.  The same goes for a single-link file that
+ * gains a link, through the mount or in the lower directory, after a
+ * remount to cow=all.
+ */
+static bool cowlinkfs_stale_shared(struct dentry *dentry, struct inode *inode,
+				   struct inode *real)
+{
+	return cowlinkfs_inode_shared(inode) && S_ISREG(inode->i_mode) &&
+	       inode_unhashed(inode) && READ_ONCE(real->i_nlink) > 1 &&
+	       !d_mountpoint(dentry);
+}
+
+/*
  * Lower directories can change behind our back, and such changes must show
  * through the mount.  Positive dentries stay valid while their lower dentry
  * still sits at the same name in the lower directory of our parent;
@@ -117,6 +137,10 @@ static int cowlinkfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	real = d_inode_rcu(lower);
 	if (real)
 		cowlinkfs_copyflags(inode, real);
+	if (real && cowlinkfs_stale_shared(dentry, inode, real)) {
+		ret = 0;
+		goto out;
+	}
 	/*
 	 * A rename within the lower directory keeps the parent; so does one
 	 * through the mount between two names of one file, which the lower
@@ -362,6 +386,14 @@ static int cowlinkfs_link(struct dentry *old, struct inode *dir,
 	if (!err)
 		err = cowlinkfs_instantiate(dir, new, lower);
 	cowlinkfs_unlock(dir, lower);
+	/*
+	 * A COW file left on a shared inode (its flag set in the lower
+	 * directory, or a single name under cow=all) is multi-link now: the
+	 * new name got an inode of its own, the old names go to theirs.
+	 */
+	if (!err && S_ISREG(inode->i_mode) && cowlinkfs_inode_shared(inode) &&
+	    d_inode(new) != inode)
+		remove_inode_hash(inode);
 	cowlinkfs_copyattr(inode);
 	return err;
 }

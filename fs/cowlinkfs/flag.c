@@ -31,14 +31,31 @@
 int cowlinkfs_get_cow(struct inode *inode)
 {
 	struct path lowerpath;
+	int res;
+
+	cowlinkfs_lower_path(inode, &lowerpath);
+	res = cowlinkfs_lower_cow(lowerpath.dentry);
+	path_put(&lowerpath);
+	return res;
+}
+
+/**
+ * cowlinkfs_lower_cow - is the COW flag set on a lower inode?
+ * @lower: positive lower dentry
+ *
+ * What cowlinkfs_get_cow() reads, for a lower inode that has no cowlinkfs
+ * inode yet (see cowlinkfs_shares_inode()).
+ *
+ * Return: 1 if set, 0 if not, or a negative errno.
+ */
+int cowlinkfs_lower_cow(struct dentry *lower)
+{
 	char val;
 	ssize_t res;
 
-	cowlinkfs_lower_path(inode, &lowerpath);
 	/* Not vfs_getxattr(): trusted.* is ours to read whoever asks. */
-	res = __vfs_getxattr(lowerpath.dentry, d_inode(lowerpath.dentry),
-			     COWLINKFS_XATTR_COW, &val, 1);
-	path_put(&lowerpath);
+	res = __vfs_getxattr(lower, d_inode(lower), COWLINKFS_XATTR_COW,
+			     &val, 1);
 	if (res == -ENODATA || res == -EOPNOTSUPP || res == -ERANGE)
 		return 0;
 	if (res < 0)
@@ -85,6 +102,16 @@ static int cowlinkfs_write_flag(struct dentry *lower, bool on)
  * already share the one inode (ETXTBSY).  Only regular files and
  * directories have our file operations, and so this ioctl.
  *
+ * A plain regular file shares one inode among its names (see struct
+ * cowlinkfs_inode).  Set through any name, the flag takes that inode out
+ * of the hash: the names looked up from now on get inodes of their own,
+ * the names still on it are looked up again at their next path walk once
+ * the file has other links (cowlinkfs_d_revalidate()), and a change
+ * through one of them before that is refused with ESTALE, which path
+ * calls retry (cowlinkfs_break_shared()).  Locks, leases and watches
+ * taken on the shared inode stay with it and with the descriptors open
+ * on it.
+ *
  * Return: 0 or a negative errno.
  */
 int cowlinkfs_set_cow(struct file *file, bool on)
@@ -121,9 +148,15 @@ int cowlinkfs_set_cow(struct file *file, bool on)
 		err = cowlinkfs_write_flag(lowerpath.dentry, on);
 		revert_creds(old_cred);
 	}
-	path_put(&lowerpath);
 	mutex_unlock(&ci->break_mutex);
 	cowlinkfs_drop_write(inode->i_sb);
+	/*
+	 * Once the flag is written: a lookup that read it clear before
+	 * and hashes a shared inode after is met by the break path.
+	 */
+	if (!err && on && S_ISREG(real->i_mode))
+		cowlinkfs_unshare_inode(inode->i_sb, lowerpath.dentry);
+	path_put(&lowerpath);
 out_drop_file:
 	mnt_drop_write_file(file);
 	cowlinkfs_copyattr(inode);

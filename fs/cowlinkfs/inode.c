@@ -21,10 +21,10 @@
  * @real: its lower inode
  *
  * Append-only and immutable are checked by the VFS on our inode (may_open(),
- * notify_change(), may_delete(), vfs_link()), and each name has an inode of
- * its own: a flag set through one name must hold through every other name
- * too, so d_revalidate refreshes them on every lookup.  Atomic, as it can
- * run in RCU walk.
+ * notify_change(), may_delete(), vfs_link()), and each name of a COW file
+ * has an inode of its own: a flag set through one name must hold through
+ * every other name too, so d_revalidate refreshes them on every lookup.
+ * Atomic, as it can run in RCU walk.
  */
 void cowlinkfs_copyflags(struct inode *inode, const struct inode *real)
 {
@@ -105,23 +105,43 @@ static int cowlinkfs_inode_set(struct inode *inode, void *data)
 }
 
 /**
- * cowlinkfs_shares_inode - one inode for every name of @real?
- * @real: lower inode
+ * cowlinkfs_shares_inode - one inode for every name of a lower inode?
+ * @sb: cowlinkfs superblock
+ * @lower: positive lower dentry, one name of the lower inode
  *
  * The one place that decides between the models of struct cowlinkfs_inode.
- * A regular file may break, which must move one name to another lower
- * inode and leave the others alone: per-name inodes, whether or not it is
- * COW today, since it may become COW while its names are in use.  A
- * directory has one name.  Nothing else can ever break, and its names
- * must meet where the VFS keeps state in the inode: a FIFO's pipe, the
- * socket bound at a name, locks, leases and watches, st_nlink and st_ctime
- * as the VFS caches them.
+ * A COW regular file may break, which must move one name to another lower
+ * inode and leave the others alone: per-name inodes.  Under cow=all every
+ * regular file is COW, or becomes so the moment it gains a second link,
+ * so regular files keep per-name inodes there whatever their link count:
+ * a single-link file gaining a link, through the mount or in the lower
+ * directory, never leaves two names on one inode.  A directory has one
+ * name.  Everything else does not break, and its names must meet where
+ * the VFS keeps state in the inode: a FIFO's pipe, the socket bound at a
+ * name, locks, leases and watches, st_nlink and st_ctime as the VFS caches
+ * them.  That includes plain regular files (no flag, cow=flag), whatever
+ * their link count, so that a link made later, through the mount or
+ * below, finds the inode the first name has.
  *
- * Return: true if all names of @real share one cowlinkfs inode.
+ * A flag that cannot be read makes a per-name inode, which is always
+ * safe: a name then only keeps its locks and watches to itself.  The
+ * decision may go stale (a flag set, a remount); the break path, not this
+ * one, keeps a stale shared inode from breaking (cowlinkfs_break_shared()).
+ *
+ * Return: true if all names of the lower inode share one cowlinkfs inode.
  */
-static bool cowlinkfs_shares_inode(const struct inode *real)
+static bool cowlinkfs_shares_inode(struct super_block *sb,
+				   struct dentry *lower)
 {
-	return !S_ISREG(real->i_mode) && !S_ISDIR(real->i_mode);
+	umode_t mode = d_inode(lower)->i_mode;
+
+	if (S_ISDIR(mode))
+		return false;
+	if (!S_ISREG(mode))
+		return true;
+	if (READ_ONCE(COWLINKFS_SB(sb)->cow_mode) == COWLINKFS_COW_ALL)
+		return false;
+	return cowlinkfs_lower_cow(lower) == 0;
 }
 
 /**
@@ -141,7 +161,7 @@ static bool cowlinkfs_shares_inode(const struct inode *real)
 struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower)
 {
 	struct inode *real = d_inode(lower);
-	bool shared = cowlinkfs_shares_inode(real);
+	bool shared = cowlinkfs_shares_inode(sb, lower);
 	umode_t mode = real->i_mode;
 	struct inode *inode;
 
@@ -195,6 +215,66 @@ struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower)
 	if (inode->i_state & I_NEW)
 		unlock_new_inode(inode);
 	return inode;
+}
+
+/**
+ * cowlinkfs_unshare_inode - a plain regular file became COW
+ * @sb: cowlinkfs superblock
+ * @lower: a positive lower dentry of the file
+ *
+ * Takes the file's shared inode, if it has one, out of the inode hash, so
+ * that the names looked up from now on get inodes of their own, as
+ * cowlinkfs_shares_inode() now decides, and the names still on it are
+ * looked up again (cowlinkfs_d_revalidate()).  The inode itself stays what
+ * it is for the dentries and descriptors that have it: its locks, leases
+ * and watches are not moved (no VFS interface moves them).
+ */
+void cowlinkfs_unshare_inode(struct super_block *sb, struct dentry *lower)
+{
+	struct inode *inode;
+
+	inode = ilookup5(sb, (unsigned long)d_inode(lower),
+			 cowlinkfs_inode_test, lower);
+	if (!inode)
+		return;
+	if (S_ISREG(inode->i_mode) && cowlinkfs_inode_shared(inode))
+		remove_inode_hash(inode);
+	iput(inode);
+}
+
+/**
+ * cowlinkfs_unshare_all - every regular file became COW (remount, cow=all)
+ * @sb: cowlinkfs superblock
+ *
+ * cowlinkfs_unshare_inode() for every shared regular inode of @sb.  Each is
+ * held while the list lock is let go: remove_inode_hash() takes
+ * inode_hash_lock, which nests outside s_inode_list_lock.
+ */
+void cowlinkfs_unshare_all(struct super_block *sb)
+{
+	struct inode *inode, *put = NULL;
+
+	spin_lock(&sb->s_inode_list_lock);
+	list_for_each_entry(inode, &sb->s_inodes, i_sb_list) {
+		spin_lock(&inode->i_lock);
+		if ((inode->i_state & (I_NEW | I_FREEING | I_WILL_FREE)) ||
+		    !S_ISREG(inode->i_mode) || !cowlinkfs_inode_shared(inode) ||
+		    inode_unhashed(inode)) {
+			spin_unlock(&inode->i_lock);
+			continue;
+		}
+		__iget(inode);
+		spin_unlock(&inode->i_lock);
+		spin_unlock(&sb->s_inode_list_lock);
+		/* Still on the list while we hold it: the walk goes on from it. */
+		iput(put);
+		remove_inode_hash(inode);
+		put = inode;
+		cond_resched();
+		spin_lock(&sb->s_inode_list_lock);
+	}
+	spin_unlock(&sb->s_inode_list_lock);
+	iput(put);
 }
 
 int cowlinkfs_getattr(struct user_namespace *mnt_userns,

@@ -393,6 +393,10 @@ static bool cowlinkfs_shared_writers(struct super_block *sb)
  * change is refused (EBUSY) while there is one.  An open racing with the
  * remount either sees the new mode (and breaks) or is seen by the scan:
  * the VFS takes write access on our inode before ->open reads the mode.
+ * The names of a plain file that shared one inode move to inodes of their
+ * own as cowlinkfs_set_cow() describes; descriptors, locks and watches
+ * on the shared inode stay with it.  Back to cow=flag, per-name inodes
+ * live until evicted and new lookups of plain files share again.
  */
 static int cowlinkfs_set_cow_mode(struct fs_context *fc,
 				  enum cowlinkfs_cow_mode mode)
@@ -412,6 +416,8 @@ static int cowlinkfs_set_cow_mode(struct fs_context *fc,
 		errorfc(fc, "cow=all: a file with several links is open for writing");
 		return -EBUSY;
 	}
+	/* Plain files become COW: their names go to inodes of their own. */
+	cowlinkfs_unshare_all(sb);
 	return 0;
 }
 
