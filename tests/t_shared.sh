@@ -1,8 +1,10 @@
 # shellcheck shell=sh
-# Shared inodes (issue 26, first slice): the names of a symlink, FIFO,
-# socket or device node can never break, and share one cowlinkfs inode per
-# lower inode, so that what the VFS keeps in the inode (a FIFO's pipe, the
-# socket bound at a name, locks, st_nlink) is the same through every name.
+# Shared inodes (issue 26): the names of a symlink, FIFO, socket or device
+# node, and of a plain regular file (no flag, cow=flag), never break, and
+# share one cowlinkfs inode per lower inode, so that what the VFS keeps in
+# the inode (a FIFO's pipe, the socket bound at a name, locks, leases,
+# watches, st_nlink) is the same through every name.  A plain file that
+# becomes COW moves its names to inodes of their own, by drop and lookup.
 # lowers: ext2 ext3 ext4 xfs xfsr tmpfs
 
 # meet WRITER READER: does a line written into the FIFO at WRITER come
@@ -209,4 +211,274 @@ test_new_name_of_a_cached_inode_sees_an_owner_changed_below() {
 	check_eq "$(as_user try link "$L/d/q" "$L/d/r0")" EPERM "the old owner links, bare"
 	check_eq "$(as_user try link "$M/d/q" "$M/d/r")" EPERM "the old owner links through a new name"
 	check_eq "$(as_user try unlink "$M/s/q")" OK "the new owner unlinks in a sticky dir"
+}
+
+# plain_pair: two names of one plain regular file, $M/a and $M/b, content
+# "old", made through the mount (cow=flag, no flag on the file or $M).
+plain_pair() {
+	printf old >$M/a
+	ln $M/a $M/b
+	check_eq "$(nlink $M/b)" 2 "setup nlink"
+	check_try 0 getcow $M/a
+}
+
+# bg_start OUT CMD...: run a helper in the background, its output in OUT;
+# BG is its pid.
+bg_start() {
+	out=$1
+	shift
+	: >"$out"
+	"$@" >"$out" &
+	BG=$!
+}
+
+# flock(2) and fcntl(2) locks taken through one name of a plain hard link
+# conflict with those asked for through the other, both ways, and go with
+# the holder.
+test_plain_hard_link_locks_conflict_across_names() {
+	plain_pair
+	bg_start /tmp/shared-hold try hold $M/a 60
+	holder=$BG
+	wait_for_line /tmp/shared-hold OK
+	check_try EAGAIN flock $M/b
+	check_try EAGAIN posixlock $M/b
+	stop $holder
+	check_try OK flock $M/b
+	bg_start /tmp/shared-hold try hold $M/b 60
+	holder=$BG
+	wait_for_line /tmp/shared-hold OK
+	check_try EAGAIN flock $M/a
+	check_try EAGAIN posixlock $M/a
+	stop $holder
+	# names made in the lower directory and looked up after, too
+	ln $L/a $L/c
+	bg_start /tmp/shared-hold try hold $M/c 60
+	holder=$BG
+	wait_for_line /tmp/shared-hold OK
+	check_try EAGAIN flock $M/a
+	stop $holder
+	rm -f /tmp/shared-hold
+}
+
+# An inotify watch on one name sees a write, an attribute change and the
+# last unlink made through another name.
+test_plain_hard_link_watch_sees_changes_through_another_name() {
+	plain_pair
+	bg_start /tmp/shared-watch fsnote watch $M/a /tmp/shared-ready 60
+	watcher=$BG
+	wait_for_line /tmp/shared-ready ready
+	printf x >>$M/b
+	wait_for_line /tmp/shared-watch MODIFY
+	chmod 600 $M/b
+	wait_for_line /tmp/shared-watch ATTRIB
+	rm $M/a
+	rm $M/b
+	wait_for_line /tmp/shared-watch DELETE_SELF
+	wait $watcher || fail "watcher: $(cat /tmp/shared-watch)"
+	rm -f /tmp/shared-watch /tmp/shared-ready
+}
+
+# A read lease taken through one name is broken by an open for writing
+# through another: the holder is told, gives it up, and the open goes on.
+test_plain_hard_link_lease_broken_by_open_through_another_name() {
+	plain_pair
+	bg_start /tmp/shared-lease fsnote lease $M/a /tmp/shared-ready 60
+	holder=$BG
+	wait_for_line /tmp/shared-ready ready
+	check_try OK open $M/b w
+	wait_for_line /tmp/shared-lease broken
+	wait $holder || fail "lease holder: $(cat /tmp/shared-lease)"
+	rm -f /tmp/shared-lease /tmp/shared-ready
+}
+
+# st_ino, st_nlink and st_ctime agree across the names of a plain hard
+# link after each change made through another name, and with the lower.
+test_plain_hard_link_stat_agrees_across_names() {
+	plain_pair
+	ln $M/b $M/c
+	for n in a b c; do
+		check_eq "$(stat -c %i:%h:%Z.%z $M/$n)" "$(stat -c %i:%h:%Z.%z $L/a)" \
+			"$n after a link"
+	done
+	sleep 1
+	chmod 600 $M/c
+	check_eq "$(stat -c %a:%Z.%z $M/a)" "$(stat -c %a:%Z.%z $M/c)" "after chmod"
+	printf x >>$M/b
+	check_eq "$(stat -c %s:%Y $M/a)" "$(stat -c %s:%Y $L/b)" "size and mtime after a write"
+	rm $M/c
+	check_eq "$(stat -c %h:%Z.%z $M/a)" "$(stat -c %h:%Z.%z $M/b)" "after an unlink"
+	check_eq "$(nlink $M/a)" 2 "links"
+	check_eq "$(content $M/a)" oldx "bytes"
+}
+
+# The flag set while a plain hard link is open, locked and watched through
+# both names: each name then breaks into bytes of its own, as COW names
+# always did; the locks and watches taken before stay on the inode the
+# names shared (cowlinkfs.rst, "Inode numbers"), and no descriptor opened
+# before changes another name.
+test_flag_set_while_plain_hard_link_open_locked_and_watched() {
+	plain_pair
+	i=$(ino $M/b)
+	exec 3<$M/a 4<$M/b
+	flock -s 3
+	flock -s 4
+	bg_start /tmp/shared-wa fsnote watch $M/a /tmp/shared-ra 60
+	wa=$BG
+	bg_start /tmp/shared-wb fsnote watch $M/b /tmp/shared-rb 60
+	wb=$BG
+	wait_for_line /tmp/shared-ra ready
+	wait_for_line /tmp/shared-rb ready
+	# a writer of a multi-link file still keeps the flag off
+	bg_start /tmp/shared-hw try holdwrite $M/b 60
+	hw=$BG
+	wait_for_line /tmp/shared-hw OK
+	check_try ETXTBSY setcow $M/a 1
+	stop $hw
+	check_try OK setcow $M/a 1
+	check_try 1 getcow $M/b
+	printf A >>$M/a
+	check_eq "$(content $M/a)" oldA "a's own bytes"
+	check_eq "$(content $M/b)" old "b keeps the old bytes"
+	check_ne "$(ino $M/a)" "$i" "a broke away"
+	check_eq "$(ino $M/b)" "$i" "b keeps the inode"
+	printf B >>$M/b
+	check_eq "$(content $M/b)" oldB "b's bytes"
+	check_eq "$(content $M/a)" oldA "a keeps its bytes"
+	check_eq "$(content $L/a):$(content $L/b)" oldA:oldB "below"
+	# the descriptors opened before stay on the inode they had
+	check_eq "$(cat <&4)" oldB "b's old descriptor"
+	# new locks are the name's own: the old ones stay on the inode the
+	# names shared, which no name has now
+	check_try OK flock $M/a
+	check_try OK flock $M/b
+	exec 3<&- 4<&-
+	stop $wa
+	stop $wb
+	check_eq "$(cat /tmp/shared-wa /tmp/shared-wb)" "" "events on the inode left"
+	rm -f /tmp/shared-wa /tmp/shared-wb /tmp/shared-ra /tmp/shared-rb /tmp/shared-hw
+}
+
+# link() of a second name to a COW file that is open, locked and watched
+# (for reading: a writer makes it ETXTBSY, see t_cow.sh), and the names
+# then break apart.  The file had one name, on a shared inode, when its
+# flag was set: the name stays there until the file has other links.
+test_link_to_an_open_cow_file() {
+	printf old >$M/a
+	exec 3<$M/a
+	flock -s 3
+	check_try OK setcow $M/a 1
+	check_try OK setcow $M 1
+	bg_start /tmp/shared-watch fsnote watch $M/a /tmp/shared-ready 60
+	watcher=$BG
+	wait_for_line /tmp/shared-ready ready
+	i=$(ino $M/a)
+	ln $M/a $M/b
+	check_eq "$(nlink $M/a)" 2 "links"
+	printf B >>$M/b
+	check_eq "$(content $M/b)" oldB "b's own bytes"
+	check_eq "$(content $M/a)" old "a keeps the old bytes"
+	check_eq "$(ino $M/a)" "$i" "a keeps the inode"
+	check_eq "$(cat <&3)" old "a's descriptor"
+	ln $M/a $M/c
+	printf A >>$M/a
+	check_eq "$(content $M/c)" old "c keeps the old bytes"
+	check_eq "$(content $M/a)" oldA "a's own bytes"
+	check_try OK flock $M/c
+	exec 3<&-
+	stop $watcher
+	rm -f /tmp/shared-watch /tmp/shared-ready
+}
+
+# A remount to cow=all with plain hard links open (read-only) through both
+# names: the names then break apart.  An open writer still makes the
+# remount EBUSY.
+test_remount_cow_all_with_plain_hard_links_open() {
+	plain_pair
+	i=$(ino $M/b)
+	exec 3<$M/a 4<$M/b
+	flock -s 3
+	bg_start /tmp/shared-hw try holdwrite $M/a 60
+	hw=$BG
+	wait_for_line /tmp/shared-hw OK
+	check_try EBUSY remount $M cow=all
+	stop $hw
+	check_try OK remount $M cow=all
+	printf A >>$M/a
+	check_eq "$(content $M/a):$(content $M/b)" oldA:old "a broke away"
+	check_eq "$(ino $M/b)" "$i" "b keeps the inode"
+	printf B >>$M/b
+	check_eq "$(content $M/a):$(content $M/b)" oldA:oldB "each name's bytes"
+	check_try OK flock $M/a
+	exec 3<&- 4<&-
+	# a single-link file cached while plain gains a link below: its name
+	# goes to an inode of its own and breaks
+	check_try OK remount $M cow=flag
+	printf old >$M/s
+	exec 3<$M/s
+	check_try OK remount $M cow=all
+	ln $L/s $L/t
+	printf S >>$M/s
+	check_eq "$(content $M/s):$(content $M/t)" oldS:old "linked below"
+	exec 3<&-
+	rm -f /tmp/shared-hw
+}
+
+# The flag set in the lower directory, where cowlinkfs sees nothing: names
+# still on the shared inode are looked up again at their first change,
+# before anything is copied (open retries with EOPENSTALE, chmod with
+# ESTALE), and break as COW names do; once the other name broke away, the
+# one left on the shared inode changes its own bytes.
+test_flag_set_below_moves_a_shared_name_at_its_first_change() {
+	plain_pair
+	printf old >$M/c
+	chmod 644 $M/c
+	ln $M/c $M/d
+	exec 3<$M/a 4<$M/c
+	i=$(ino $M/a)
+	setfattr -n trusted.cowlinkfs.cow -v 1 $L/a $L/c
+	printf B >>$M/b
+	check_eq "$(content $M/a):$(content $M/b)" old:oldB "write through b"
+	check_eq "$(ino $M/a)" "$i" "a keeps the inode"
+	chmod 600 $M/d
+	check_eq "$(mode $M/c):$(mode $M/d)" 644:600 "chmod through d"
+	check_eq "$(content $M/d)" old "d's bytes"
+	check_try OK truncate $M/c 1
+	check_eq "$(content $M/c):$(content $M/d)" o:old "truncate through c"
+	exec 3<&- 4<&-
+}
+
+# Memory: a tree of N files with K names each costs about N cowlinkfs
+# inodes when the files are plain (cow=flag) and N*K when they are COW
+# (cow=all), looked up cold.  Serial: the slab count is the machine's.
+# lowers: ext4 xfs tmpfs
+# serial
+test_inodes_for_a_tree_of_plain_and_cow_hard_links() {
+	n=100
+	k=4
+	mkdir $L/t
+	perl -e 'my ($d, $n, $k) = @ARGV;
+		for my $i (1 .. $n) {
+			open(my $f, ">", "$d/f$i") or die "$d/f$i: $!\n";
+			close($f);
+			for my $j (2 .. $k) {
+				link("$d/f$i", "$d/f$i.$j") or die "link: $!\n";
+			}
+		}' $L/t $n $k
+	for how in flag all; do
+		umount $M
+		mount_clfs cow=$how
+		before=$(awk '$1 == "cowlinkfs_inode" { print $2 }' /proc/slabinfo)
+		ls -l $M/t >/dev/null
+		after=$(awk '$1 == "cowlinkfs_inode" { print $2 }' /proc/slabinfo)
+		echo "cow=$how: $n files with $k names: cowlinkfs_inode $before -> $after"
+		case $how in
+		flag) plain=$((after - before)) ;;
+		all) cow=$((after - before)) ;;
+		esac
+	done
+	# a slab's count moves by whole per-CPU slabs: far apart, not exact
+	[ "$plain" -lt $((n * k / 2)) ] ||
+		fail "plain tree: $plain inodes for $n files"
+	[ "$cow" -gt $((n * k / 2)) ] ||
+		fail "COW tree: $cow inodes for $((n * k)) names"
 }
