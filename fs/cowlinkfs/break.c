@@ -699,6 +699,30 @@ out_drop:
 	return ERR_PTR(err);
 }
 
+/*
+ * Is a name of a shared inode removed (unlinked or renamed over, through
+ * the mount or below) while its dentry lives on, held by a descriptor?
+ * Such a descriptor reaches the lower inode the names left have, as a
+ * removed name's descriptor does on a per-name inode.  Each alias keeps
+ * its lower dentry in d_fsdata until d_release, after it left the list.
+ */
+static bool cowlinkfs_removed_alias(struct inode *inode)
+{
+	struct dentry *alias, *lower;
+	bool ret = false;
+
+	spin_lock(&inode->i_lock);
+	hlist_for_each_entry(alias, &inode->i_dentry, d_u.d_alias) {
+		lower = READ_ONCE(alias->d_fsdata);
+		if (lower && d_unhashed(lower)) {
+			ret = true;
+			break;
+		}
+	}
+	spin_unlock(&inode->i_lock);
+	return ret;
+}
+
 /**
  * cowlinkfs_lower_shared - may other names see a change of the name's inode?
  * @inode: cowlinkfs inode of a name
@@ -710,6 +734,8 @@ out_drop:
  * must not see a change made through this one.  Peeks at the lower dentry
  * under RCU, since a break may drop it; an unlink racing with the peek can
  * be caught only under the lower parent's lock (cowlinkfs_name_gone()).
+ * For a shared inode, which has all the names, a removed one among them
+ * counts (cowlinkfs_removed_alias()).
  *
  * Return: true if other names share the inode.
  */
@@ -725,9 +751,13 @@ bool cowlinkfs_lower_shared(struct inode *inode)
 	real = lower ? d_inode_rcu(lower) : NULL;
 	/* Killed by a break of this name just now: ask under break_mutex. */
 	nlink = real ? READ_ONCE(real->i_nlink) : 2;
-	/* A shared inode's @lower is any of its names, maybe a removed one. */
-	ret = nlink > 1 || (nlink == 1 && d_unhashed(lower) &&
-			    !cowlinkfs_inode_shared(inode));
+	if (!cowlinkfs_inode_shared(inode)) {
+		ret = nlink > 1 || (nlink == 1 && d_unhashed(lower));
+	} else {
+		/* Its @lower is any of its names: ask each name's own. */
+		ret = nlink > 1 || (nlink == 1 &&
+				    cowlinkfs_removed_alias(inode));
+	}
 	rcu_read_unlock();
 	return ret;
 }

@@ -137,11 +137,14 @@ int cowlinkfs_set_cow(struct file *file, bool on)
 	real = d_inode(lowerpath.dentry);
 	/*
 	 * Writers through other names, or through a removed one whose
-	 * inode this name now has alone, would write every name.
+	 * inode this name now has alone, would write every name.  A shared
+	 * inode counts the writers of every name, a removed one's too.
 	 */
 	if (on && S_ISREG(real->i_mode) && inode_is_open_for_write(real) &&
 	    (real->i_nlink > 1 || atomic_read(&real->i_writecount) >
-	     atomic_read(&inode->i_writecount))) {
+	     atomic_read(&inode->i_writecount) ||
+	     (cowlinkfs_inode_shared(inode) &&
+	      cowlinkfs_lower_shared(inode)))) {
 		err = -ETXTBSY;
 	} else {
 		old_cred = cowlinkfs_override_creds(inode->i_sb);
