@@ -447,6 +447,28 @@ test_flag_set_below_moves_a_shared_name_at_its_first_change() {
 	exec 3<&- 4<&-
 }
 
+# A writer opened while the file was plain holds the inode its names
+# share.  The flag set through the mount is refused while it is open
+# (ETXTBSY, above); set in the lower directory it is not, and the
+# writer's first write would break the name under an inode every name
+# has: it fails with ESTALE instead, and no name's bytes change.  The
+# name, looked up again by path, breaks as a COW name does.
+test_writer_opened_while_plain_gets_estale_when_the_flag_is_set_below() {
+	plain_pair
+	exec 3>>$M/a
+	setfattr -n trusted.cowlinkfs.cow -v 1 $L/a
+	if printf x >&3 2>/dev/null; then
+		exec 3>&-
+		fail "a write through a descriptor of the shared inode went through"
+	fi
+	exec 3>&-
+	check_eq "$(content $L/a):$(content $L/b)" old:old "bytes below after the refused write"
+	check_eq "$(nlink $L/b)" 2 "links below"
+	printf y >>$M/a
+	check_eq "$(content $M/a):$(content $M/b)" oldy:old "a written by path"
+	check_eq "$(nlink $M/b)" 1 "b's links"
+}
+
 # Memory: a tree of N files with K names each costs about N cowlinkfs
 # inodes when the files are plain (cow=flag) and N*K when they are COW
 # (cow=all), looked up cold.  Serial: the slab count is the machine's.
