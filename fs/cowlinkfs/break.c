@@ -876,17 +876,22 @@ int cowlinkfs_break_shared(struct dentry *dentry)
 
 	if (!S_ISREG(inode->i_mode))
 		return 0;
+	/*
+	 * First what cowlinkfs_lower_shared() asks of a name's own inode,
+	 * without a lock: other links, or a link that is not this name's
+	 * (it was removed, another name keeps the inode).  A single name
+	 * has nothing to break, whatever the flag: its change (every write
+	 * open, chmod, utimes, ...) reads no xattr.  An unlink of this name
+	 * racing with the test is taken as made after the change, as the
+	 * fast path of cowlinkfs_break_size() takes it; so is one of another
+	 * name, which at worst makes this change retry.
+	 */
+	nlink = READ_ONCE(d_inode(lower)->i_nlink);
+	if (!nlink || (nlink == 1 && !d_unhashed(lower)))
+		return 0;
 	cow = cowlinkfs_is_cow(inode);
 	if (cow <= 0)
 		return cow;
-	/*
-	 * As cowlinkfs_lower_shared() and cowlinkfs_name_gone() ask it of a
-	 * name's own inode: other links, or a link that is not this
-	 * name's (it was removed, another name keeps the inode).
-	 */
-	nlink = READ_ONCE(d_inode(lower)->i_nlink);
-	if (!nlink || (nlink == 1 && !cowlinkfs_lower_gone(lower)))
-		return 0;
 	remove_inode_hash(inode);
 	if (d_mountpoint(dentry))
 		return -EBUSY;
