@@ -118,7 +118,10 @@ enum {
  * s_inode_list_lock, which nests inside inode_hash_lock (fs/inode.c):
  * cowlinkfs_unshare_all() takes a reference and lets the list lock go
  * first.  A shared inode takes no break_mutex for a change: it is never
- * broken (see cowlinkfs_break_shared()).
+ * broken (see cowlinkfs_break_shared()).  It takes it, under nothing but
+ * maybe our parent directory's i_rwsem (a walk's d_revalidate), to go back
+ * into the hash: cowlinkfs_reshare_inode(), which reads the flag and
+ * takes inode_hash_lock under it.
  */
 
 /**
@@ -149,7 +152,8 @@ enum {
  *   inode never changes: a regular file that becomes COW leaves the hash,
  *   and a change that would break one of its names drops the name instead,
  *   which is looked up again and gets an inode of its own (see
- *   cowlinkfs_break_shared()).
+ *   cowlinkfs_break_shared()); plain again, it goes back into the hash
+ *   (cowlinkfs_reshare_inode()).
  */
 struct cowlinkfs_inode {
 	struct dentry *lower;
@@ -328,6 +332,7 @@ bool cowlinkfs_is_workdir_name(struct dentry *parent, const char *name,
 /* inode.c */
 struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower);
 void cowlinkfs_unshare_inode(struct super_block *sb, struct dentry *lower);
+bool cowlinkfs_reshare_inode(struct inode *inode);
 void cowlinkfs_unshare_all(struct super_block *sb);
 void cowlinkfs_copyflags(struct inode *inode, const struct inode *real);
 void cowlinkfs_copyattr(struct inode *inode);

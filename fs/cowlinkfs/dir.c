@@ -81,23 +81,42 @@ static int cowlinkfs_revalidate_negative(struct dentry *dentry,
 }
 
 /*
- * Is @dentry a name of a shared regular inode that its file, COW now, left
- * (see cowlinkfs_unshare_inode())?  Once the file has other links the
- * name must have an inode of its own, before a change through it (which
- * would get ESTALE, see cowlinkfs_break_shared()) and before it takes a
- * lock or a watch the other names would share: it is looked up again.  A
- * single name stays: it has nothing to share, and dropping it would show
- * its open descriptors as deleted in /proc.  Nor is a mountpoint dropped,
- * which would hide its mounts.  The same goes for a single-link file that
- * gains a link, through the mount or in the lower directory, after a
- * remount to cow=all.
+ * Is @dentry a name of a shared regular inode out of the inode hash (see
+ * cowlinkfs_unshare_inode()), with other links?  Only such a name may
+ * have to go: see cowlinkfs_stale_shared().  A single name stays: it has
+ * nothing to share, and dropping it would show its open descriptors as
+ * deleted in /proc.  Nor is a mountpoint dropped, which would hide its
+ * mounts.
  */
-static bool cowlinkfs_stale_shared(struct dentry *dentry, struct inode *inode,
-				   struct inode *real)
+static bool cowlinkfs_maybe_stale(struct dentry *dentry, struct inode *inode,
+				  struct inode *real)
 {
 	return cowlinkfs_inode_shared(inode) && S_ISREG(inode->i_mode) &&
 	       inode_unhashed(inode) && READ_ONCE(real->i_nlink) > 1 &&
 	       !d_mountpoint(dentry);
+}
+
+/*
+ * The same name, in ref-walk, may sleep.  If its file is COW now (a flag
+ * set, a remount to cow=all, a link of a single-link COW file, the same
+ * in the lower directory), the name must have an inode of its own, before
+ * a change through it (which would get ESTALE, see
+ * cowlinkfs_break_shared()) and before it takes a lock or a watch the
+ * other names would share: it is looked up again.  If the file is plain
+ * again (the flag cleared, a remount back to cow=flag), the name stays on
+ * the inode, which goes back into the hash (cowlinkfs_reshare_inode()),
+ * so that its locks, leases and watches still meet those of the other
+ * names; unless another inode took the hash meanwhile, which the name
+ * then goes to.  A flag that cannot be read drops the name: an inode of
+ * its own is always safe.  Reads the flag only for names of an inode in
+ * this state, which a walk leaves once it is hashed again or its names
+ * are gone.
+ */
+static bool cowlinkfs_stale_shared(struct inode *inode)
+{
+	if (cowlinkfs_is_cow(inode))
+		return true;
+	return !cowlinkfs_reshare_inode(inode);
 }
 
 /*
@@ -137,9 +156,16 @@ static int cowlinkfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	real = d_inode_rcu(lower);
 	if (real)
 		cowlinkfs_copyflags(inode, real);
-	if (real && cowlinkfs_stale_shared(dentry, inode, real)) {
-		ret = 0;
-		goto out;
+	if (real && cowlinkfs_maybe_stale(dentry, inode, real)) {
+		if (flags & LOOKUP_RCU) {
+			ret = -ECHILD;
+			goto out;
+		}
+		/* Ours, and the name's lower dentry with it, are held. */
+		rcu_read_unlock();
+		if (cowlinkfs_stale_shared(inode))
+			return 0;
+		rcu_read_lock();
 	}
 	/*
 	 * A rename within the lower directory keeps the parent; so does one

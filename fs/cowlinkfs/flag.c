@@ -110,7 +110,9 @@ static int cowlinkfs_write_flag(struct dentry *lower, bool on)
  * through one of them before that is refused with ESTALE, which path
  * calls retry (cowlinkfs_break_shared()).  Locks, leases and watches
  * taken on the shared inode stay with it and with the descriptors open
- * on it.
+ * on it.  Cleared through a name still on that inode, it goes back into
+ * the hash (cowlinkfs_reshare_inode()); the next walk of such a name does
+ * the same whichever name the flag was cleared through.
  *
  * Return: 0 or a negative errno.
  */
@@ -159,6 +161,8 @@ int cowlinkfs_set_cow(struct file *file, bool on)
 	 */
 	if (!err && on && S_ISREG(real->i_mode))
 		cowlinkfs_unshare_inode(inode->i_sb, lowerpath.dentry);
+	else if (!err && S_ISREG(real->i_mode) && cowlinkfs_inode_shared(inode))
+		cowlinkfs_reshare_inode(inode);
 	path_put(&lowerpath);
 out_drop_file:
 	mnt_drop_write_file(file);

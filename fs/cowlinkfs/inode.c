@@ -243,6 +243,46 @@ void cowlinkfs_unshare_inode(struct super_block *sb, struct dentry *lower)
 }
 
 /**
+ * cowlinkfs_reshare_inode - a shared regular inode's file is plain again
+ * @inode: shared regular inode, out of the inode hash, held by the caller
+ *
+ * The flag was cleared, or the mount went back to cow=flag, since @inode
+ * left the hash (cowlinkfs_unshare_inode()).  Its names may stay on it
+ * (cowlinkfs_d_revalidate()) and it goes back into the hash, so that the
+ * names looked up from now on share it again, with the locks, leases and
+ * watches taken on it, as overlayfs hashes an inode again when it gains
+ * an upper one (ovl_inode_update()).  Unless another inode of the lower
+ * inode is in the hash already, looked up in between: the names then go
+ * to that one.  Under @inode's break_mutex, which a flag change through
+ * it holds while it writes the flag: two names of @inode never hash it
+ * twice, and a flag set through it is seen here or unhashes it after.  A
+ * flag set through another inode, or a remount, racing with this may
+ * leave @inode hashed while its file is COW: cowlinkfs_break_shared()
+ * meets that, as it meets a flag set in the lower directory.
+ *
+ * Return: true if @inode is in the hash, false if its names should go.
+ */
+bool cowlinkfs_reshare_inode(struct inode *inode)
+{
+	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
+	struct dentry *lower = cowlinkfs_lower_peek(inode);
+	struct inode *other = NULL;
+	bool hashed = true;
+
+	mutex_lock(&ci->break_mutex);
+	if (inode_unhashed(inode) && cowlinkfs_is_cow(inode) == 0) {
+		other = ilookup5(inode->i_sb, (unsigned long)d_inode(lower),
+				 cowlinkfs_inode_test, lower);
+		if (!other)
+			__insert_inode_hash(inode, (unsigned long)d_inode(lower));
+	}
+	hashed = !inode_unhashed(inode);
+	mutex_unlock(&ci->break_mutex);
+	iput(other);
+	return hashed;
+}
+
+/**
  * cowlinkfs_unshare_all - every regular file became COW (remount, cow=all)
  * @sb: cowlinkfs superblock
  *

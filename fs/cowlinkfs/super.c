@@ -396,7 +396,9 @@ static bool cowlinkfs_shared_writers(struct super_block *sb)
  * The names of a plain file that shared one inode move to inodes of their
  * own as cowlinkfs_set_cow() describes; descriptors, locks and watches
  * on the shared inode stay with it.  Back to cow=flag, per-name inodes
- * live until evicted and new lookups of plain files share again.
+ * live until evicted and new lookups of plain files share again: a plain
+ * file's shared inode goes back into the hash at the next walk of a name
+ * still on it (cowlinkfs_reshare_inode()).
  */
 static int cowlinkfs_set_cow_mode(struct fs_context *fc,
 				  enum cowlinkfs_cow_mode mode)
