@@ -17,6 +17,9 @@
  *   try flock PATH | posixlock PATH | hold PATH SECONDS (flock + fcntl lock)
  *   try setxattr PATH NAME VALUE [create|replace] | getxattr PATH NAME
  *   try listxattr PATH | removexattr PATH NAME
+ *   try fdchmod FD OCTAL | fdsetxattr FD NAME VALUE | fdsetflags FD HEX
+ *   try fdsetversion FD N      FS_IOC_SETVERSION, a write ioctl
+ *                              (each through an inherited descriptor FD)
  *   try listxattr_sized PATH SIZE  listxattr with a buffer of SIZE bytes,
  *                              prints the names, one a line (SIZE 0: the size)
  *   try listxattr_size PATH    prints what listxattr(PATH, NULL, 0) returns
@@ -440,6 +443,36 @@ static int op_setxattr(char **a)
 	return res(setxattr(a[0], a[1], a[2], strlen(a[2]), fl));
 }
 
+/*
+ * The fd calls, through a descriptor the shell opened before (try fdchmod
+ * 3 600 after exec 3<FILE): each has no path to walk again, unlike its
+ * path variant.
+ */
+static int op_fdchmod(char **a)
+{
+	return res(fchmod(atoi(a[0]), strtol(a[1], NULL, 8)));
+}
+
+static int op_fdsetxattr(char **a)
+{
+	return res(fsetxattr(atoi(a[0]), a[1], a[2], strlen(a[2]), 0));
+}
+
+static int op_fdsetflags(char **a)
+{
+	int v = strtol(a[1], NULL, 16);
+
+	return res(ioctl(atoi(a[0]), FS_IOC_SETFLAGS, &v));
+}
+
+/* An ioctl that writes, passed on to the lower file (ext4 knows it). */
+static int op_fdsetversion(char **a)
+{
+	int v = atoi(a[1]);
+
+	return res(ioctl(atoi(a[0]), FS_IOC_SETVERSION, &v));
+}
+
 static int op_getxattr(char **a)
 {
 	char buf[65536];
@@ -833,6 +866,10 @@ static const struct op ops[] = {
 	{ "holdwrite", 2, 2, op_holdwrite },
 	{ "setxattr", 3, 4, op_setxattr },
 	{ "getxattr", 2, 2, op_getxattr },
+	{ "fdchmod", 2, 2, op_fdchmod },
+	{ "fdsetxattr", 3, 3, op_fdsetxattr },
+	{ "fdsetflags", 2, 2, op_fdsetflags },
+	{ "fdsetversion", 2, 2, op_fdsetversion },
 	{ "removexattr", 2, 2, op_removexattr },
 	{ "listxattr", 1, 1, op_listxattr },
 	{ "listxattr_sized", 2, 2, op_listxattr_sized },
