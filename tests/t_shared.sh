@@ -327,9 +327,10 @@ test_flag_set_while_plain_hard_link_open_locked_and_watched() {
 	exec 3<$M/a 4<$M/b
 	flock -s 3
 	flock -s 4
-	bg_start /tmp/shared-wa fsnote watch $M/a /tmp/shared-ra 60
+	# the watchers must not hold the locked descriptors
+	bg_start /tmp/shared-wa fsnote watch $M/a /tmp/shared-ra 60 3<&- 4<&-
 	wa=$BG
-	bg_start /tmp/shared-wb fsnote watch $M/b /tmp/shared-rb 60
+	bg_start /tmp/shared-wb fsnote watch $M/b /tmp/shared-rb 60 3<&- 4<&-
 	wb=$BG
 	wait_for_line /tmp/shared-ra ready
 	wait_for_line /tmp/shared-rb ready

@@ -334,6 +334,7 @@ struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower);
 void cowlinkfs_unshare_inode(struct super_block *sb, struct dentry *lower);
 bool cowlinkfs_reshare_inode(struct inode *inode);
 void cowlinkfs_unshare_all(struct super_block *sb);
+void cowlinkfs_reshare_all(struct super_block *sb);
 void cowlinkfs_copyflags(struct inode *inode, const struct inode *real);
 void cowlinkfs_copyattr(struct inode *inode);
 bool cowlinkfs_owner_or_capable(struct inode *inode);

@@ -317,6 +317,44 @@ void cowlinkfs_unshare_all(struct super_block *sb)
 	iput(put);
 }
 
+/**
+ * cowlinkfs_reshare_all - back to cow=flag: plain files share again
+ * @sb: cowlinkfs superblock
+ *
+ * cowlinkfs_reshare_inode() for every shared regular inode of @sb out of
+ * the hash, the mirror of cowlinkfs_unshare_all().  The remount itself
+ * prunes the unused dentries (shrink_dcache_sb() in reconfigure_super()),
+ * so a name that nothing holds is looked up afresh: without this it
+ * would get a new inode, and the locks, leases and watches held on the
+ * old one through another name would no longer meet it.
+ */
+void cowlinkfs_reshare_all(struct super_block *sb)
+{
+	struct inode *inode, *put = NULL;
+
+	spin_lock(&sb->s_inode_list_lock);
+	list_for_each_entry(inode, &sb->s_inodes, i_sb_list) {
+		spin_lock(&inode->i_lock);
+		if ((inode->i_state & (I_NEW | I_FREEING | I_WILL_FREE)) ||
+		    !S_ISREG(inode->i_mode) || !cowlinkfs_inode_shared(inode) ||
+		    !inode_unhashed(inode)) {
+			spin_unlock(&inode->i_lock);
+			continue;
+		}
+		__iget(inode);
+		spin_unlock(&inode->i_lock);
+		spin_unlock(&sb->s_inode_list_lock);
+		/* Still on the list while we hold it: the walk goes on from it. */
+		iput(put);
+		cowlinkfs_reshare_inode(inode);
+		put = inode;
+		cond_resched();
+		spin_lock(&sb->s_inode_list_lock);
+	}
+	spin_unlock(&sb->s_inode_list_lock);
+	iput(put);
+}
+
 int cowlinkfs_getattr(struct user_namespace *mnt_userns,
 		      const struct path *path, struct kstat *stat,
 		      u32 request_mask, unsigned int flags)

@@ -410,8 +410,11 @@ static int cowlinkfs_set_cow_mode(struct fs_context *fc,
 	if (mode == old)
 		return 0;
 	WRITE_ONCE(sbi->cow_mode, mode);
-	if (mode != COWLINKFS_COW_ALL)
+	if (mode != COWLINKFS_COW_ALL) {
+		/* Plain files again: the names they had share their inode. */
+		cowlinkfs_reshare_all(sb);
 		return 0;
+	}
 	smp_mb();	/* the mode is set before the writers are counted */
 	if (cowlinkfs_shared_writers(sb)) {
 		WRITE_ONCE(sbi->cow_mode, old);
