@@ -293,3 +293,58 @@ test_proc_mounts_shows_options() {
 	*) fail "/proc/mounts line: $line" ;;
 	esac
 }
+
+# atime OPTS: remount cowlinkfs with the atime option OPTS; then old_atime
+# PATH gives PATH (in the lower dir) an mtime of an hour ago and a more
+# recent atime, which relatime keeps on a read and strictatime does not
+atime_mount() {
+	umount "$M"
+	mount_clfs "$1"
+}
+old_atime() {
+	touch -h -m -d '-1 hour' "$1"
+	touch -h -a -d '-10 min' "$1"
+	stat -c %X "$1"
+}
+
+# Reads through the mount update the atime by the options of our mount,
+# as on a lower fs mounted with them: not those the lower dir was mounted
+# with (the lower files are opened with O_NOATIME, as overlayfs does).
+test_atime_follows_the_mount_options() {
+	echo a >$L/f
+	mkdir $L/d
+	ln -s f $L/s
+	atime_mount noatime
+	t=$(old_atime $L/f)
+	cat $M/f >/dev/null
+	check_eq "$(stat -c %X $L/f)" "$t" "noatime: a read keeps the lower atime"
+	atime_mount relatime
+	t=$(old_atime $L/f)
+	cat $M/f >/dev/null
+	check_eq "$(stat -c %X $L/f)" "$t" "relatime: atime after mtime, under a day, kept"
+	touch -m $L/f
+	cat $M/f >/dev/null
+	check_ne "$(stat -c %X $L/f)" "$t" "relatime: a read after a change updates"
+	atime_mount strictatime
+	t=$(old_atime $L/f)
+	cat $M/f >/dev/null
+	check_ne "$(stat -c %X $L/f)" "$t" "strictatime: every read updates"
+	check_eq "$(stat -c %X $M/f)" "$(stat -c %X $L/f)" "atime through the mount"
+	t=$(old_atime $L/f)
+	try mmapread $M/f 0 1 >/dev/null
+	check_ne "$(stat -c %X $L/f)" "$t" "strictatime: an mmap updates"
+	t=$(old_atime $L/d)
+	ls $M/d >/dev/null
+	check_ne "$(stat -c %X $L/d)" "$t" "strictatime: a readdir updates"
+	t=$(old_atime $L/s)
+	readlink $M/s >/dev/null
+	check_ne "$(stat -c %X $L/s)" "$t" "strictatime: a readlink updates"
+	atime_mount strictatime,nodiratime
+	t=$(old_atime $L/d)
+	ls $M/d >/dev/null
+	check_eq "$(stat -c %X $L/d)" "$t" "nodiratime: a readdir keeps"
+	chattr +A $L/f 2>/dev/null || return 0	# tmpfs has no noatime attribute
+	t=$(old_atime $L/f)
+	cat $M/f >/dev/null
+	check_eq "$(stat -c %X $L/f)" "$t" "the lower file's noatime attribute"
+}

@@ -39,6 +39,17 @@
 /* Flags a lower file is not opened with: creation and truncation were ours. */
 #define COWLINKFS_OPEN_MASK	(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)
 
+/*
+ * The flags of a lower file opened for one of ours: without those of
+ * COWLINKFS_OPEN_MASK, and with O_NOATIME, since the atime of a file read
+ * through the mount is for our mount's options to decide (see
+ * cowlinkfs_update_time()).
+ */
+static inline int cowlinkfs_real_flags(int flags)
+{
+	return (flags & ~COWLINKFS_OPEN_MASK) | O_NOATIME;
+}
+
 enum cowlinkfs_cow_mode {
 	COWLINKFS_COW_FLAG,	/* only files carrying the flag are COW */
 	COWLINKFS_COW_ALL,	/* every regular file is COW */
@@ -54,6 +65,12 @@ struct cowlinkfs_sb_info {
 	 * lower mount makes our changes EROFS, as on the lower fs.
 	 */
 	struct path lower_root;
+	/*
+	 * A private clone of it without atime options, only to update the
+	 * atime of lower inodes (cowlinkfs_update_time()); NULL if it
+	 * could not be made.
+	 */
+	struct vfsmount *atime_mnt;
 	/*
 	 * NULL on a read-only lower fs.  Whoever may write the lower root
 	 * may remove or rename it: a break takes it with
@@ -337,6 +354,8 @@ void cowlinkfs_unshare_all(struct super_block *sb);
 void cowlinkfs_reshare_all(struct super_block *sb);
 void cowlinkfs_copyflags(struct inode *inode, const struct inode *real);
 void cowlinkfs_copyattr(struct inode *inode);
+int cowlinkfs_update_time(struct inode *inode, struct timespec64 *ts,
+			  int flags);
 bool cowlinkfs_owner_or_capable(struct inode *inode);
 int cowlinkfs_getattr(struct user_namespace *mnt_userns,
 		      const struct path *path, struct kstat *stat,

@@ -598,4 +598,5 @@ const struct inode_operations cowlinkfs_dir_iops = {
 	.get_acl	= cowlinkfs_get_acl,
 	.fileattr_get	= cowlinkfs_fileattr_get,
 	.fileattr_set	= cowlinkfs_fileattr_set,
+	.update_time	= cowlinkfs_update_time,
 };

@@ -129,7 +129,7 @@ static bool cowlinkfs_real_stand_in(struct file *file)
 static struct file *cowlinkfs_writer_real(struct file *file, loff_t size,
 					  bool *again)
 {
-	int flags = file->f_flags & ~COWLINKFS_OPEN_MASK;
+	int flags = cowlinkfs_real_flags(file->f_flags);
 	struct inode *inode = file_inode(file);
 	struct file *real;
 	int err;
@@ -295,8 +295,8 @@ static struct file *cowlinkfs_open_stand_in(struct file *file)
 	struct file *real;
 
 	cowlinkfs_dentry_lower_path(file->f_path.dentry, &lowerpath);
-	real = dentry_open(&lowerpath, O_RDONLY | (file->f_flags &
-			   ~(O_ACCMODE | COWLINKFS_OPEN_MASK)),
+	real = dentry_open(&lowerpath, O_RDONLY |
+			   cowlinkfs_real_flags(file->f_flags & ~O_ACCMODE),
 			   COWLINKFS_SB(sb)->creator_cred);
 	path_put(&lowerpath);
 	return real;
@@ -551,16 +551,16 @@ loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence)
 }
 
 /* What fcntl(F_SETFL) can change after open, and the lower file must follow. */
-#define COWLINKFS_SETFL_MASK (O_APPEND | O_NONBLOCK | O_NDELAY | O_DIRECT | \
-			      O_NOATIME)
+#define COWLINKFS_SETFL_MASK (O_APPEND | O_NONBLOCK | O_NDELAY | O_DIRECT)
 
 /**
  * cowlinkfs_real_io - the lower file, with the flags of ours
  * @file: cowlinkfs file about to be read or written
  *
  * fcntl(F_SETFL) changes the flags of our file only, but the lower fs
- * takes O_APPEND, O_DIRECT, O_NONBLOCK and O_NOATIME from its own: take
- * them down before the lower file is used, as ovl_change_flags() does.
+ * takes O_APPEND, O_DIRECT and O_NONBLOCK from its own: take them down
+ * before the lower file is used, as ovl_change_flags() does.  (O_NOATIME
+ * is ours alone: see cowlinkfs_file_accessed().)
  * Without this, O_APPEND set after open would be ignored and the writes
  * would overwrite data.
  *
@@ -719,21 +719,37 @@ static rwf_t cowlinkfs_iocb_to_rwf(int ifl)
 }
 
 /*
+ * A read through the mount, as file_accessed() on the lower file would
+ * note it: the lower file is opened with O_NOATIME, so that the options
+ * of our mount decide (noatime, nodiratime, relatime, strictatime), on
+ * the times the lower inode has now.  See cowlinkfs_update_time().
+ */
+static void cowlinkfs_file_accessed(struct file *file)
+{
+	if (file->f_flags & O_NOATIME)
+		return;
+	cowlinkfs_copyattr(file_inode(file));
+	touch_atime(&file->f_path);
+}
+
+/*
  * Reads and writes are done synchronously on the lower file; an AIO
  * caller gets its result at once.
  */
 static ssize_t cowlinkfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *realfile;
+	ssize_t ret;
 
 	if (!iov_iter_count(iter))
 		return 0;
 	realfile = cowlinkfs_real_io(iocb->ki_filp);
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
-	return vfs_iter_read(realfile, iter, &iocb->ki_pos,
-			     cowlinkfs_iocb_to_rwf(iocb->ki_flags &
-						   ~IOCB_APPEND));
+	ret = vfs_iter_read(realfile, iter, &iocb->ki_pos,
+			    cowlinkfs_iocb_to_rwf(iocb->ki_flags & ~IOCB_APPEND));
+	cowlinkfs_file_accessed(iocb->ki_filp);
+	return ret;
 }
 
 static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
@@ -775,6 +791,7 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 static int cowlinkfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct file *realfile;
+	int err;
 
 	/*
 	 * No break here: we hold mmap_lock, which the write path takes
@@ -798,7 +815,10 @@ static int cowlinkfs_mmap(struct file *file, struct vm_area_struct *vma)
 		return -ENODEV;
 	/* The mapping belongs to the lower file from now on. */
 	vma_set_file(vma, realfile);
-	return call_mmap(vma->vm_file, vma);
+	err = call_mmap(vma->vm_file, vma);
+	if (!err)
+		cowlinkfs_file_accessed(file);
+	return err;
 }
 
 int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end,
@@ -881,8 +901,10 @@ static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
 	ret = vfs_copy_file_range(realin, pos_in, realout, pos_out, len, flags);
 	cowlinkfs_copyattr(file_inode(out));
 	if (ret > 0) {
-		int err = cowlinkfs_sync_after(out, realout,
-					       out->f_flags & O_DSYNC);
+		int err;
+
+		cowlinkfs_file_accessed(in);
+		err = cowlinkfs_sync_after(out, realout, out->f_flags & O_DSYNC);
 
 		if (err)
 			ret = err;

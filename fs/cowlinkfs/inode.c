@@ -21,14 +21,15 @@
  * @real: its lower inode
  *
  * Append-only and immutable are checked by the VFS on our inode (may_open(),
- * notify_change(), may_delete(), vfs_link()), and each name of a COW file
- * has an inode of its own: a flag set through one name must hold through
- * every other name too, so d_revalidate refreshes them on every lookup.
- * Atomic, as it can run in RCU walk.
+ * notify_change(), may_delete(), vfs_link()), and so is noatime
+ * (touch_atime()); each name of a COW file has an inode of its own: a flag
+ * set through one name must hold through every other name too, so
+ * d_revalidate refreshes them on every lookup.  Atomic, as it can run in
+ * RCU walk.
  */
 void cowlinkfs_copyflags(struct inode *inode, const struct inode *real)
 {
-	unsigned int mask = S_SYNC | S_APPEND | S_IMMUTABLE;
+	unsigned int mask = S_SYNC | S_APPEND | S_IMMUTABLE | S_NOATIME;
 	unsigned int flags = READ_ONCE(real->i_flags) & mask;
 
 	/* Lookups run this on every name: write only what changed. */
@@ -41,9 +42,9 @@ void cowlinkfs_copyflags(struct inode *inode, const struct inode *real)
  * @inode: cowlinkfs inode
  *
  * As ovl_copyattr() does, not fsstack_copy_attr_all(), which would copy
- * all of i_flags: our S_NOATIME and S_NOCMTIME (the times are the lower
- * inode's) would go, and flags that mean something else on our inode
- * (S_NOSEC, S_DEAD, S_PRIVATE, ...) would come.
+ * all of i_flags: our S_NOCMTIME (the times are the lower inode's) would
+ * go, and flags that mean something else on our inode (S_NOSEC, S_DEAD,
+ * S_PRIVATE, ...) would come.
  */
 void cowlinkfs_copyattr(struct inode *inode)
 {
@@ -191,8 +192,11 @@ struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower)
 	if (shared)
 		set_bit(COWLINKFS_I_SHARED, &COWLINKFS_I(inode)->state);
 	inode->i_mode = mode;
-	/* Times are the lower inode's; the VFS must not keep its own. */
-	inode->i_flags |= S_NOATIME | S_NOCMTIME;
+	/*
+	 * Times are the lower inode's; the VFS must not keep its own, and
+	 * updates the atime below: see cowlinkfs_update_time().
+	 */
+	inode->i_flags |= S_NOCMTIME;
 	cowlinkfs_copyattr(inode);
 
 	switch (mode & S_IFMT) {
@@ -918,6 +922,47 @@ static int cowlinkfs_fiemap(struct inode *inode,
 	return err;
 }
 
+/**
+ * cowlinkfs_update_time - update the atime of the lower inode
+ * @inode: cowlinkfs inode read through the mount
+ * @ts: the time (touch_atime() takes its own)
+ * @flags: S_ATIME; S_CTIME and S_MTIME never come (S_NOCMTIME)
+ *
+ * touch_atime() calls this when the options of our mount (noatime,
+ * nodiratime, relatime, strictatime) say that a read through it updates
+ * the atime; the lower files are opened with O_NOATIME, so that those of
+ * the lower mount do not decide instead.  The lower inode is touched on a
+ * private clone of the lower mount without atime options (as
+ * ovl_update_time() touches the upper inode), where its own noatime
+ * attribute and a read-only or frozen lower fs still count.
+ *
+ * Return: 0, as for touch_atime(), whose callers ignore a failure.
+ */
+int cowlinkfs_update_time(struct inode *inode, struct timespec64 *ts,
+			  int flags)
+{
+	struct cowlinkfs_sb_info *sbi = COWLINKFS_SB(inode->i_sb);
+	struct path lowerpath;
+
+	if (!(flags & S_ATIME))
+		return 0;
+	cowlinkfs_lower_path(inode, &lowerpath);
+	if (!sbi->atime_mnt) {
+		touch_atime(&lowerpath);
+	} else if (!__mnt_is_readonly(lowerpath.mnt)) {
+		/* A later read-only remount of the lower mount still holds. */
+		struct path atimepath = {
+			.mnt = sbi->atime_mnt,
+			.dentry = lowerpath.dentry,
+		};
+
+		touch_atime(&atimepath);
+	}
+	inode->i_atime = d_inode(lowerpath.dentry)->i_atime;
+	path_put(&lowerpath);
+	return 0;
+}
+
 const struct inode_operations cowlinkfs_file_iops = {
 	.permission	= cowlinkfs_permission,
 	.getattr	= cowlinkfs_getattr,
@@ -927,6 +972,7 @@ const struct inode_operations cowlinkfs_file_iops = {
 	.fiemap		= cowlinkfs_fiemap,
 	.fileattr_get	= cowlinkfs_fileattr_get,
 	.fileattr_set	= cowlinkfs_fileattr_set,
+	.update_time	= cowlinkfs_update_time,
 };
 
 const struct inode_operations cowlinkfs_symlink_iops = {
@@ -934,6 +980,7 @@ const struct inode_operations cowlinkfs_symlink_iops = {
 	.getattr	= cowlinkfs_getattr,
 	.setattr	= cowlinkfs_setattr,
 	.listxattr	= cowlinkfs_listxattr,
+	.update_time	= cowlinkfs_update_time,
 };
 
 const struct inode_operations cowlinkfs_special_iops = {
@@ -942,4 +989,5 @@ const struct inode_operations cowlinkfs_special_iops = {
 	.setattr	= cowlinkfs_setattr,
 	.listxattr	= cowlinkfs_listxattr,
 	.get_acl	= cowlinkfs_get_acl,
+	.update_time	= cowlinkfs_update_time,
 };

@@ -170,6 +170,8 @@ static void cowlinkfs_free_sbi(struct super_block *sb)
 	if (!sbi)
 		return;
 	dput(sbi->workdir);
+	if (sbi->atime_mnt)
+		kern_unmount(sbi->atime_mnt);
 	path_put(&sbi->lower_root);
 	if (sbi->creator_cred)
 		put_cred(sbi->creator_cred);
@@ -286,6 +288,22 @@ static int cowlinkfs_check_lower(struct fs_context *fc, const struct path *p)
 	return 0;
 }
 
+/*
+ * The mount cowlinkfs_update_time() updates lower atimes on: a private
+ * clone of the lower mount without its atime options, as overlayfs takes
+ * of its upper layer, since those of our mount decide.  Without one (an
+ * unbindable lower mount), the lower mount's options apply after ours.
+ */
+static struct vfsmount *cowlinkfs_atime_mnt(const struct path *lower)
+{
+	struct vfsmount *mnt = clone_private_mount(lower);
+
+	if (IS_ERR(mnt))
+		return NULL;
+	mnt->mnt_flags &= ~(MNT_NOATIME | MNT_NODIRATIME | MNT_RELATIME);
+	return mnt;
+}
+
 static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	struct cowlinkfs_fs_context *ctx = fc->fs_private;
@@ -319,6 +337,7 @@ static int cowlinkfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->creator_cred = prepare_creds();
 	if (!sbi->creator_cred)
 		return -ENOMEM;
+	sbi->atime_mnt = cowlinkfs_atime_mnt(&sbi->lower_root);
 
 	lsb = sbi->lower_root.mnt->mnt_sb;
 	sbi->lower_wb_err = errseq_sample(&lsb->s_wb_err);

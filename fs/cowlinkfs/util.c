@@ -83,7 +83,7 @@ struct file *cowlinkfs_open_real(struct file *file)
 
 	cowlinkfs_dentry_lower_path(file->f_path.dentry, &lowerpath);
 	/* The opener's credentials, also when a later writer reopens. */
-	real = dentry_open(&lowerpath, file->f_flags & ~COWLINKFS_OPEN_MASK,
+	real = dentry_open(&lowerpath, cowlinkfs_real_flags(file->f_flags),
 			   file->f_cred);
 	path_put(&lowerpath);
 	return real;
