@@ -596,3 +596,24 @@ test_breaks_under_break_sync_off_keep_both_names_right() {
 	check_eq "$(mode "$M/a")" 640 "setxattr: the copy's mode"
 	check_eq "$(ls -A "$L/.cowlinkfs-work")" "" "the work dir"
 }
+
+# An O_TMPFILE file gets its directory's flag, as a created one: linkat()
+# names it in a directory of the same flag only (EMLINK), and under
+# cow=all it is named although it is open for writing (ETXTBSY is for a
+# writer of a file with other names), and its writer writes the named file.
+test_o_tmpfile_gets_the_flag_and_links_by_its_rules() {
+	mkdir $M/c
+	check_try OK setcow $M/c 1
+	check_try OK tmpfile $M/c $M/c/t abc
+	check_eq "$(try getcow $M/c/t)" 1 "the flag of a named O_TMPFILE"
+	check_eq "$(content $M/c/t)" abcabc "its bytes"
+	check_try EMLINK tmpfile $M/c $M/p abc
+	umount $M
+	mount_clfs cow=all
+	check_try OK tmpfile $M $M/a xy
+	check_eq "$(content $M/a)" xyxy "cow=all: the bytes written before and after linkat"
+	check_eq "$(ino $M/a)" "$(ino $L/a)" "cow=all: st_ino"
+	ln $M/a $M/b
+	echo z >>$M/b
+	check_eq "$(content $M/a)" xyxy "cow=all: a link of it then breaks as any"
+}

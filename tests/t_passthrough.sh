@@ -348,3 +348,19 @@ test_atime_follows_the_mount_options() {
 	cat $M/f >/dev/null
 	check_eq "$(stat -c %X $L/f)" "$t" "the lower file's noatime attribute"
 }
+
+# O_TMPFILE, then linkat() through /proc/self/fd, as on the lower fs: the
+# bytes written before and after the link are the named file's; with
+# O_EXCL the file cannot be named (ENOENT from the VFS).
+test_o_tmpfile_is_named_by_linkat() {
+	check_try OK tmpfile $M $M/t abc
+	check_eq "$(content $M/t)" abcabc "the bytes written before and after linkat"
+	check_eq "$(content $L/t)" abcabc "the lower file"
+	check_eq "$(nlink $M/t)" 1 "st_nlink"
+	check_eq "$(ino $M/t)" "$(ino $L/t)" "st_ino"
+	check_try ENOENT tmpfile $M $M/u abc excl
+	check_try ENOENT open $M/u r
+	mkdir $M/d
+	chmod 0555 $M/d
+	check_eq "$(as_user try tmpfile $M/d $M/d/v abc)" EACCES "a directory the user may not write"
+}

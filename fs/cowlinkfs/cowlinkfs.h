@@ -37,7 +37,7 @@
 #define COWLINKFS_WORKDIR	".cowlinkfs-work"
 
 /* Flags a lower file is not opened with: creation and truncation were ours. */
-#define COWLINKFS_OPEN_MASK	(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)
+#define COWLINKFS_OPEN_MASK	(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | __O_TMPFILE)
 
 /*
  * The flags of a lower file opened for one of ours: without those of

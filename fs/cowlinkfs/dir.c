@@ -7,6 +7,7 @@
  * its upper layer.
  */
 
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
@@ -389,12 +390,92 @@ static int cowlinkfs_symlink(struct user_namespace *mnt_userns,
 	return cowlinkfs_create_object(dir, dentry, S_IFLNK, 0, link);
 }
 
+/**
+ * cowlinkfs_tmpfile - O_TMPFILE: an unnamed file made in the lower directory
+ * @mnt_userns: the user namespace of our mount
+ * @dir: cowlinkfs directory
+ * @file: the file being opened, its dentry ours and still negative
+ * @mode: mode of the new file
+ *
+ * The lower fs makes the file (vfs_tmpfile_open(), with the caller's
+ * credentials, as a create), which gets the directory's flag as a create
+ * would; our inode stands for it, and our file is opened on it as on any
+ * name.  linkat() then names it through cowlinkfs_link(), where the lower
+ * inode is linkable unless the caller gave O_EXCL.
+ *
+ * Return: 0 or a negative errno.
+ */
+static int cowlinkfs_tmpfile(struct user_namespace *mnt_userns,
+			     struct inode *dir, struct file *file, umode_t mode)
+{
+	struct path lowerdir;
+	struct file *realfile;
+	struct inode *inode;
+	int err;
+
+	err = cowlinkfs_want_write(dir->i_sb);
+	if (err)
+		return err;
+	cowlinkfs_lower_path(dir, &lowerdir);
+	realfile = vfs_tmpfile_open(cowlinkfs_userns(), &lowerdir, mode,
+				    cowlinkfs_real_flags(file->f_flags),
+				    current_cred());
+	path_put(&lowerdir);
+	err = PTR_ERR_OR_ZERO(realfile);
+	if (err)
+		goto out_drop;
+	err = cowlinkfs_inherit_cow(dir, realfile->f_path.dentry);
+	if (err)
+		goto out_fput;
+	inode = cowlinkfs_get_inode(dir->i_sb, dget(realfile->f_path.dentry));
+	err = PTR_ERR_OR_ZERO(inode);
+	if (err)
+		goto out_fput;
+	/* Before it is positive, as in cowlinkfs_instantiate(). */
+	if (cowlinkfs_inode_shared(inode))
+		WRITE_ONCE(file->f_path.dentry->d_fsdata,
+			   dget(realfile->f_path.dentry));
+	/* d_tmpfile() takes the one link a new inode has. */
+	set_nlink(inode, 1);
+	d_tmpfile(file, inode);
+	err = finish_open_simple(file, 0);
+out_fput:
+	fput(realfile);
+out_drop:
+	cowlinkfs_drop_write(dir->i_sb);
+	return err;
+}
+
+/*
+ * linkat() of an O_TMPFILE file (per-name inodes): its inode, which no
+ * name had, is the new name's, as on the lower fs, and stands for the
+ * lower name from now on.  Its descriptors write to the file of that
+ * name then, not to a name removed from under them.
+ */
+static void cowlinkfs_name_tmpfile(struct inode *inode, struct dentry *dentry,
+				   struct dentry *lower)
+{
+	struct cowlinkfs_inode *ci = COWLINKFS_I(inode);
+	struct dentry *unnamed, *negative = dentry->d_fsdata;
+
+	spin_lock(&ci->lock);
+	unnamed = ci->lower;
+	WRITE_ONCE(ci->lower, dget(lower));
+	spin_unlock(&ci->lock);
+	dput(unnamed);
+	ihold(inode);
+	d_instantiate(dentry, inode);
+	WRITE_ONCE(dentry->d_fsdata, NULL);
+	dput(negative);
+}
+
 static int cowlinkfs_link(struct dentry *old, struct inode *dir,
 			  struct dentry *new)
 {
 	struct inode *inode = d_inode(old);
 	struct path lowerold;
 	struct dentry *lower;
+	bool unnamed;
 	int err;
 
 	err = cowlinkfs_check_link(inode, dir);
@@ -406,10 +487,14 @@ static int cowlinkfs_link(struct dentry *old, struct inode *dir,
 		return PTR_ERR(lower);
 	/* This name's: another name of a shared inode may be gone below. */
 	cowlinkfs_dentry_lower_path(old, &lowerold);
+	unnamed = !cowlinkfs_inode_shared(inode) &&
+		  !d_inode(lowerold.dentry)->i_nlink;
 	err = vfs_link(lowerold.dentry, cowlinkfs_userns(),
 		       d_inode(cowlinkfs_lower_peek(dir)), lower, NULL);
 	path_put(&lowerold);
-	if (!err)
+	if (!err && unnamed && d_is_positive(lower) && !d_unhashed(lower))
+		cowlinkfs_name_tmpfile(inode, new, lower);
+	else if (!err)
 		err = cowlinkfs_instantiate(dir, new, lower);
 	cowlinkfs_unlock(dir, lower);
 	/*
@@ -588,6 +673,7 @@ const struct inode_operations cowlinkfs_dir_iops = {
 	.mknod		= cowlinkfs_mknod,
 	.symlink	= cowlinkfs_symlink,
 	.link		= cowlinkfs_link,
+	.tmpfile	= cowlinkfs_tmpfile,
 	.unlink		= cowlinkfs_unlink,
 	.rmdir		= cowlinkfs_rmdir,
 	.rename		= cowlinkfs_rename,

@@ -201,7 +201,8 @@ ALLOW_ERROR_INJECTION(cowlinkfs_inherit_cow, ERRNO);
  * A regular file whose flag differs from the target directory's cannot
  * be linked there (EMLINK): a cow link stays in
  * cow directories.  A COW file that is open for writing cannot gain a name
- * either (ETXTBSY), since its writers would write to both names.
+ * either (ETXTBSY), since its writers would write to both names; unless
+ * it has none (an O_TMPFILE file), which its writers then write to alone.
  *
  * Return: 0 or a negative errno.
  */
@@ -228,7 +229,7 @@ int cowlinkfs_check_link(struct inode *inode, struct inode *dir)
 		/* A racing break may drop the old lower dentry: RCU frees it. */
 		rcu_read_lock();
 		real = cowlinkfs_lower_inode_rcu(inode);
-		busy = !real || inode_is_open_for_write(real);
+		busy = !real || (real->i_nlink && inode_is_open_for_write(real));
 		rcu_read_unlock();
 		if (busy)
 			return -ETXTBSY;

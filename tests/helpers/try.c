@@ -49,6 +49,11 @@
  *                               write of STRING at offset 0: "INO1 INO2"
  *   try idmapmount SRC DST     bind SRC on DST as an idmapped mount (ids 0
  *                              of a new user namespace map to 1000)
+ *   try tmpfile DIR NAME STRING [excl]  open(DIR, O_TMPFILE|O_RDWR
+ *                              [|O_EXCL]), write STRING, linkat() it as
+ *                              NAME through /proc/self/fd, write STRING
+ *                              again after it; prints OK or the errno of
+ *                              the step that failed
  *   try fdreport FD DST        what the inherited descriptor FD says and
  *                              reads: "INO SIZE BLOCKS READ COPIED SENT":
  *                              fstat(FD), the bytes pread() gives from 0,
@@ -636,6 +641,24 @@ static int op_fdino(char **a)
 	return 0;
 }
 
+static int op_tmpfile(char **a)
+{
+	int fl = O_TMPFILE | O_RDWR | (a[3] && !strcmp(a[3], "excl") ? O_EXCL : 0);
+	size_t len = strlen(a[2]);
+	char proc[64];
+	int fd;
+
+	fd = open(a[0], fl, 0644);
+	if (fd < 0 || write(fd, a[2], len) != (ssize_t)len)
+		return res(-1);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, a[1], AT_SYMLINK_FOLLOW))
+		return res(-1);
+	if (write(fd, a[2], len) != (ssize_t)len)
+		return res(-1);
+	return res(close(fd));
+}
+
 static int op_fdreport(char **a)
 {
 	long long rd = 0, cp = 0, sn = 0;
@@ -882,6 +905,7 @@ static const struct op ops[] = {
 	{ "statfs", 1, 1, op_statfs },
 	{ "fdino", 3, 3, op_fdino },
 	{ "fdreport", 2, 2, op_fdreport },
+	{ "tmpfile", 3, 4, op_tmpfile },
 	{ "idmapmount", 2, 2, op_idmapmount },
 	{ "mount", 2, 3, op_mount },
 	{ "umount", 1, 1, op_umount },
