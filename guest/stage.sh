@@ -94,6 +94,11 @@ if [ "$mode" = fstests ]; then
 	echo "${FSTESTS_MODES:-bare flag all}" >"$stage/fstests-modes"
 	echo "${FSTESTS_ARGS:--g quick}" >"$stage/fstests-args"
 	echo "${FSTESTS_SECTION_LIMIT:-0}" >"$stage/fstests-limit"
+	if [ -n "${FSTESTS_SKIP:-}" ]; then
+		cp "$FSTESTS_SKIP" "$stage/fstests-skip"
+	else
+		: >"$stage/fstests-skip"
+	fi
 fi
 if [ "$mode" = bench ]; then
 	for v in BENCH_FS BENCH_ROUNDS BENCH_FILES BENCH_SCALE BENCH_META BENCH_DATA BENCH_SIZES \

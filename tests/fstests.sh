@@ -106,7 +106,7 @@ for fs in $lowers; do
 		awk -v s="[$sec]" '/^\[/ { on = $0 == s } on' $R/local.config >$R/$sec.config
 		# shellcheck disable=SC2086 # the arguments of ./check
 		HOST_OPTIONS=$R/$sec.config timeout -s INT -k 1200 "$limit" \
-			./check -s "$sec" -R xunit $args 2>&1 |
+			./check -s "$sec" -R xunit -E $T/fstests-skip $args 2>&1 |
 			tee $R/$sec.out | sed -u "s|^|# $sec: |"
 		unmount_all
 		if [ "$m" != bare ]; then

@@ -11,6 +11,8 @@
 #   FSTESTS_DEV_SIZE=6G        the test and scratch devices (sparse)
 #   FSTESTS_SECTION_LIMIT=0    seconds per section, then ./check is
 #                              interrupted and reports the tests it ran
+#   FSTESTS_SKIP=FILE          tests not to run (one per line, as
+#                              generic/001): those an earlier part ran
 # "run-fstests.sh smoke" is make test's leg: the tests of
 # tests/fstests/smoke on ext4 through cowlinkfs with cow=all, each
 # expected to pass (no bare section: they were chosen among tests that
@@ -35,7 +37,9 @@ smoke)
 *) echo "usage: run-fstests.sh [smoke]" >&2; exit 2 ;;
 esac
 : "${FSTESTS_ARGS:=-g ${FSTESTS_GROUP:-quick}}"
-export FSTESTS FSTESTS_ARGS FSTESTS_LOWERS FSTESTS_MODES FSTESTS_DEV_SIZE FSTESTS_SECTION_LIMIT
+[ -z "${FSTESTS_SKIP:-}" ] || FSTESTS_SKIP=$(realpath "$FSTESTS_SKIP")
+export FSTESTS FSTESTS_ARGS FSTESTS_LOWERS FSTESTS_MODES FSTESTS_DEV_SIZE FSTESTS_SECTION_LIMIT \
+	FSTESTS_SKIP
 out=$COWLINKFS_LOGS/fstests${mode:+-$mode}
 rm -rf "$out" "$COWLINKFS_LOGS/results-fstests"
 mkdir -p "$out"
