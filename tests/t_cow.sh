@@ -608,8 +608,14 @@ test_o_tmpfile_gets_the_flag_and_links_by_its_rules() {
 	check_eq "$(try getcow $M/c/t)" 1 "the flag of a named O_TMPFILE"
 	check_eq "$(content $M/c/t)" abcabc "its bytes"
 	check_try EMLINK tmpfile $M/c $M/p abc
+	# named and still open: a single-link file, which may get the flag
+	check_eq "$(try tmpfile $M $M/s ab run "try setcow $M/s 1")" "OK
+OK" "the flag set on a named O_TMPFILE file still open"
+	check_eq "$(content $M/s)" abab "its bytes"
 	umount $M
 	mount_clfs cow=all
+	# a write racing with the linkat() that names the file is the file's
+	check_try OK tmpfilerace $M 200
 	check_try OK tmpfile $M $M/a xy
 	check_eq "$(content $M/a)" xyxy "cow=all: the bytes written before and after linkat"
 	check_eq "$(ino $M/a)" "$(ino $L/a)" "cow=all: st_ino"

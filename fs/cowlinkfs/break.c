@@ -744,15 +744,23 @@ bool cowlinkfs_lower_shared(struct inode *inode)
 	struct inode *real;
 	struct dentry *lower;
 	unsigned int nlink;
-	bool ret;
+	bool ret, unnamed;
 
+	/*
+	 * An O_TMPFILE file being named: one link, no name removed.  The bit
+	 * is cleared after the name's lower dentry is in place.
+	 */
+	unnamed = test_bit(COWLINKFS_I_UNNAMED, &COWLINKFS_I(inode)->state);
+	/* Pairs with the smp_wmb() of cowlinkfs_name_tmpfile(). */
+	smp_rmb();
 	rcu_read_lock();
 	lower = cowlinkfs_lower_peek(inode);
 	real = lower ? d_inode_rcu(lower) : NULL;
 	/* Killed by a break of this name just now: ask under break_mutex. */
 	nlink = real ? READ_ONCE(real->i_nlink) : 2;
 	if (!cowlinkfs_inode_shared(inode)) {
-		ret = nlink > 1 || (nlink == 1 && d_unhashed(lower));
+		ret = nlink > 1 ||
+		      (nlink == 1 && d_unhashed(lower) && !unnamed);
 	} else {
 		/* Its @lower is any of its names: ask each name's own. */
 		ret = nlink > 1 || (nlink == 1 &&

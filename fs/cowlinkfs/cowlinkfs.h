@@ -106,6 +106,12 @@ enum {
 	 * cowlinkfs_inode): set before the inode is unlocked, never cleared.
 	 */
 	COWLINKFS_I_SHARED,
+	/*
+	 * An O_TMPFILE file's own inode, until linkat() names it: its lower
+	 * dentry is unhashed without being a removed name (see
+	 * cowlinkfs_name_tmpfile() and cowlinkfs_lower_shared()).
+	 */
+	COWLINKFS_I_UNNAMED,
 };
 
 /*

@@ -417,9 +417,10 @@ static int cowlinkfs_tmpfile(struct user_namespace *mnt_userns,
 	if (err)
 		return err;
 	cowlinkfs_lower_path(dir, &lowerdir);
+	/* O_EXCL: the lower file is not linkable either. */
 	realfile = vfs_tmpfile_open(cowlinkfs_userns(), &lowerdir, mode,
-				    cowlinkfs_real_flags(file->f_flags),
-				    current_cred());
+				    cowlinkfs_real_flags(file->f_flags) |
+				    (file->f_flags & O_EXCL), current_cred());
 	path_put(&lowerdir);
 	err = PTR_ERR_OR_ZERO(realfile);
 	if (err)
@@ -435,6 +436,8 @@ static int cowlinkfs_tmpfile(struct user_namespace *mnt_userns,
 	if (cowlinkfs_inode_shared(inode))
 		WRITE_ONCE(file->f_path.dentry->d_fsdata,
 			   dget(realfile->f_path.dentry));
+	else
+		set_bit(COWLINKFS_I_UNNAMED, &COWLINKFS_I(inode)->state);
 	/* d_tmpfile() takes the one link a new inode has. */
 	set_nlink(inode, 1);
 	d_tmpfile(file, inode);
@@ -450,7 +453,8 @@ out_drop:
  * linkat() of an O_TMPFILE file (per-name inodes): its inode, which no
  * name had, is the new name's, as on the lower fs, and stands for the
  * lower name from now on.  Its descriptors write to the file of that
- * name then, not to a name removed from under them.
+ * name then, not to a name removed from under them; until then,
+ * COWLINKFS_I_UNNAMED tells its lower dentry from a removed name's.
  */
 static void cowlinkfs_name_tmpfile(struct inode *inode, struct dentry *dentry,
 				   struct dentry *lower)
@@ -462,6 +466,9 @@ static void cowlinkfs_name_tmpfile(struct inode *inode, struct dentry *dentry,
 	unnamed = ci->lower;
 	WRITE_ONCE(ci->lower, dget(lower));
 	spin_unlock(&ci->lock);
+	/* Pairs with the smp_rmb() of cowlinkfs_lower_shared(). */
+	smp_wmb();
+	clear_bit(COWLINKFS_I_UNNAMED, &ci->state);
 	dput(unnamed);
 	ihold(inode);
 	d_instantiate(dentry, inode);
@@ -487,15 +494,23 @@ static int cowlinkfs_link(struct dentry *old, struct inode *dir,
 		return PTR_ERR(lower);
 	/* This name's: another name of a shared inode may be gone below. */
 	cowlinkfs_dentry_lower_path(old, &lowerold);
-	unnamed = !cowlinkfs_inode_shared(inode) &&
-		  !d_inode(lowerold.dentry)->i_nlink;
+	unnamed = !d_inode(lowerold.dentry)->i_nlink;
 	err = vfs_link(lowerold.dentry, cowlinkfs_userns(),
 		       d_inode(cowlinkfs_lower_peek(dir)), lower, NULL);
 	path_put(&lowerold);
-	if (!err && unnamed && d_is_positive(lower) && !d_unhashed(lower))
+	if (!err && unnamed && !cowlinkfs_inode_shared(inode) &&
+	    d_is_positive(lower) && !d_unhashed(lower)) {
 		cowlinkfs_name_tmpfile(inode, new, lower);
-	else if (!err)
+	} else if (!err) {
 		err = cowlinkfs_instantiate(dir, new, lower);
+		/*
+		 * A shared inode's O_TMPFILE dentry now stands for the new
+		 * name, not for a removed one (cowlinkfs_removed_alias()).
+		 */
+		if (!err && unnamed && cowlinkfs_inode_shared(inode) &&
+		    d_is_positive(lower) && !d_unhashed(lower))
+			dput(xchg(&old->d_fsdata, dget(lower)));
+	}
 	cowlinkfs_unlock(dir, lower);
 	/*
 	 * A COW file left on a shared inode (its flag set in the lower

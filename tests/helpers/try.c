@@ -49,11 +49,16 @@
  *                               write of STRING at offset 0: "INO1 INO2"
  *   try idmapmount SRC DST     bind SRC on DST as an idmapped mount (ids 0
  *                              of a new user namespace map to 1000)
- *   try tmpfile DIR NAME STRING [excl]  open(DIR, O_TMPFILE|O_RDWR
- *                              [|O_EXCL]), write STRING, linkat() it as
- *                              NAME through /proc/self/fd, write STRING
- *                              again after it; prints OK or the errno of
- *                              the step that failed
+ *   try tmpfile DIR NAME STRING [excl | run CMD]  open(DIR,
+ *                              O_TMPFILE|O_RDWR[|O_EXCL]), write STRING,
+ *                              linkat() it as NAME through /proc/self/fd,
+ *                              run the shell command CMD with the file
+ *                              still open, write STRING again; prints OK
+ *                              or the errno of the step that failed
+ *   try tmpfilerace DIR N      N times: an O_TMPFILE file in DIR written
+ *                              by a child process while linkat() names
+ *                              it; prints OK, or the first name whose
+ *                              bytes are not the child's
  *   try fdreport FD DST        what the inherited descriptor FD says and
  *                              reads: "INO SIZE BLOCKS READ COPIED SENT":
  *                              fstat(FD), the bytes pread() gives from 0,
@@ -654,9 +659,47 @@ static int op_tmpfile(char **a)
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (linkat(AT_FDCWD, proc, AT_FDCWD, a[1], AT_SYMLINK_FOLLOW))
 		return res(-1);
+	if (a[3] && !strcmp(a[3], "run") && a[4]) {
+		fflush(stdout);
+		if (system(a[4]) != 0)
+			return printf("CMDFAILED\n"), 0;
+	}
 	if (write(fd, a[2], len) != (ssize_t)len)
 		return res(-1);
 	return res(close(fd));
+}
+
+static int op_tmpfilerace(char **a)
+{
+	int i, n = atoi(a[1]), fd;
+	char proc[64], name[4096], buf[8];
+	ssize_t got;
+	pid_t pid;
+
+	for (i = 0; i < n; i++) {
+		fd = open(a[0], O_TMPFILE | O_RDWR, 0644);
+		if (fd < 0)
+			return res(-1);
+		pid = fork();
+		if (pid < 0)
+			return res(-1);
+		if (!pid)
+			_exit(write(fd, "X", 1) == 1 ? 0 : 1);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		snprintf(name, sizeof(name), "%s/race%d", a[0], i);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW))
+			return res(-1);
+		waitpid(pid, NULL, 0);
+		close(fd);
+		fd = open(name, O_RDONLY);
+		got = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+		if (fd >= 0)
+			close(fd);
+		if (got != 1 || buf[0] != 'X')
+			return printf("BAD %s %zd\n", name, got), 0;
+		unlink(name);
+	}
+	return res(0);
 }
 
 static int op_fdreport(char **a)
@@ -905,7 +948,8 @@ static const struct op ops[] = {
 	{ "statfs", 1, 1, op_statfs },
 	{ "fdino", 3, 3, op_fdino },
 	{ "fdreport", 2, 2, op_fdreport },
-	{ "tmpfile", 3, 4, op_tmpfile },
+	{ "tmpfile", 3, 5, op_tmpfile },
+	{ "tmpfilerace", 2, 2, op_tmpfilerace },
 	{ "idmapmount", 2, 2, op_idmapmount },
 	{ "mount", 2, 3, op_mount },
 	{ "umount", 1, 1, op_umount },
