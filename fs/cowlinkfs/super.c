@@ -291,8 +291,11 @@ static int cowlinkfs_check_lower(struct fs_context *fc, const struct path *p)
 /*
  * The mount cowlinkfs_update_time() updates lower atimes on: a private
  * clone of the lower mount without its atime options, as overlayfs takes
- * of its upper layer, since those of our mount decide.  Without one (an
- * unbindable lower mount), the lower mount's options apply after ours.
+ * of its upper layer, since those of our mount decide.  Nor does it keep
+ * the lower mount's read-only flag of the moment: whether the lower mount
+ * is read-only is asked of the lower mount at each update.  Without a
+ * clone (clone_private_mount() refuses an unbindable lower mount, or one
+ * in another mount namespace), the lower mount's options apply after ours.
  */
 static struct vfsmount *cowlinkfs_atime_mnt(const struct path *lower)
 {
@@ -300,7 +303,8 @@ static struct vfsmount *cowlinkfs_atime_mnt(const struct path *lower)
 
 	if (IS_ERR(mnt))
 		return NULL;
-	mnt->mnt_flags &= ~(MNT_NOATIME | MNT_NODIRATIME | MNT_RELATIME);
+	mnt->mnt_flags &= ~(MNT_NOATIME | MNT_NODIRATIME | MNT_RELATIME |
+			    MNT_READONLY);
 	return mnt;
 }
 
