@@ -71,6 +71,18 @@ kernel_log() {
 	END { exit bad }' >/tmp/dmesg.log
 }
 
+# reap PGID: the processes left in process group PGID are killed, and
+# waited for (5 s at most: one in D state dies when its I/O ends)
+reap() {
+	kill -KILL -"$1" 2>/dev/null || return 0
+	echo "the test left processes running: killed" >>/tmp/test.log
+	i=0
+	while kill -0 -"$1" 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 # run_test FS FILE FUNCTION: one test on a fresh lower directory ($n and
 # $name are run_plan's)
 run_test() {
@@ -81,10 +93,17 @@ run_test() {
 	# start and end on the console, for tests/host/durations.sh (after
 	# any lock is taken: the wait is not the test's)
 	echo "# $n $name (at $t0 s)" >/dev/console
+	# timeout makes a process group of the test: what the test leaves
+	# running (the background writer of a test that failed half way) is
+	# killed before the unmount, or it keeps the mount busy and fails
+	# the tests after it
 	FS=$1 LDEV=$dev L=$root/lower M=/mnt/t \
 		timeout -k 10 "$TEST_TIMEOUT" sh $T/tests/run-one.sh "$2" "$3" \
-		>/tmp/test.log 2>&1 </dev/null
+		>/tmp/test.log 2>&1 </dev/null &
+	pg=$!
+	wait $pg
 	rc=$?
+	reap $pg
 	[ $rc != 124 ] ||
 		echo "TIMEOUT: still running after $TEST_TIMEOUT s, killed" >>/tmp/test.log
 	cd /
