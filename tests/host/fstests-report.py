@@ -4,7 +4,10 @@
 Usage: fstests-report.py RESULTS KNOWN OUT [TAP [EXPECTED]]
 
 RESULTS is the guest's results/fstests directory (local.config, and per
-section SECTION.out, results/SECTION/result.xml, SECTION.fsck-rc); KNOWN is
+section SECTION.out, results/SECTION/result.xml, SECTION.fsck-rc), or
+several of them joined by ":", the parts of one group run in parts
+(FSTESTS_SKIP): their sections and tests together, a later part's
+result of a test over an earlier one's; KNOWN is
 tests/fstests/known (lines "TEST MODE REASON": a documented difference of
 cowlinkfs in MODE, flag, all or any; TEST "notrun:WORD" stands for every
 test fstests did not run through cowlinkfs with WORD in its reason).  Writes OUT/report.txt and OUT/report.csv,
@@ -30,13 +33,14 @@ import xml.etree.ElementTree as ET
 
 
 def sections(results):
-    """The sections of local.config, in order."""
+    """The sections of each part's local.config, in order."""
     out = []
-    with open(os.path.join(results, "local.config")) as f:
-        for line in f:
-            m = re.match(r"^\[(\w+)\]$", line.strip())
-            if m:
-                out.append(m.group(1))
+    for part in results.split(":"):
+        with open(os.path.join(part, "local.config")) as f:
+            for line in f:
+                m = re.match(r"^\[(\w+)\]$", line.strip())
+                if m and m.group(1) not in out:
+                    out.append(m.group(1))
     return out
 
 
@@ -46,7 +50,17 @@ def lower_and_mode(sec):
 
 
 def results_of(results, sec):
-    """{test: (state, reason)} from the section's xunit report."""
+    """{test: (state, reason)} from the section's xunit reports."""
+    out = None
+    for part in results.split(":"):
+        r = results_of_part(part, sec)
+        if r is not None:
+            out = {**(out or {}), **r}
+    return out
+
+
+def results_of_part(results, sec):
+    """{test: (state, reason)} from the section's xunit report of one part."""
     path = os.path.join(results, "results", sec, "result.xml")
     if not os.path.exists(path):
         return None
@@ -97,9 +111,10 @@ def main():
     if len(sys.argv) > 5:
         with open(sys.argv[5]) as f:
             expected = [ln.split()[0] for ln in f if ln.strip() and not ln.startswith("#")]
-    if not os.path.exists(os.path.join(results, "local.config")):
-        print(f"problem: no results in {results}: the guest never ran fstests")
-        return 1
+    for part in results.split(":"):
+        if not os.path.exists(os.path.join(part, "local.config")):
+            print(f"problem: no results in {part}: the guest never ran fstests")
+            return 1
     secs = sections(results)
     by = {}
     bad = []
@@ -109,9 +124,10 @@ def main():
             bad.append(f"{sec}: no result.xml (see {sec}.out)")
             r = {}
         by[sec] = r
-        rc_path = os.path.join(results, sec + ".fsck-rc")
-        if os.path.exists(rc_path) and open(rc_path).read().strip() != "0":
-            bad.append(f"{sec}: the lower fs is not clean afterwards (see {sec}.fsck)")
+        for part in results.split(":"):
+            rc_path = os.path.join(part, sec + ".fsck-rc")
+            if os.path.exists(rc_path) and open(rc_path).read().strip() != "0":
+                bad.append(f"{sec}: the lower fs is not clean after {part} (see {sec}.fsck)")
 
     lines = []
     rows = []

@@ -13,6 +13,9 @@
 #                              interrupted and reports the tests it ran
 #   FSTESTS_SKIP=FILE          tests not to run (one per line, as
 #                              generic/001): those an earlier part ran
+#   FSTESTS_PARTS=DIR[:DIR...] the results of earlier parts (copies of
+#                              results-fstests/fstests), reported with
+#                              this run's as one
 # "run-fstests.sh smoke" is make test's leg: the tests of
 # tests/fstests/smoke on ext4 through cowlinkfs with cow=all, each
 # expected to pass (no bare section: they were chosen among tests that
@@ -56,7 +59,8 @@ mkdir -p "$res"
 debugfs -R "rdump /results/fstests $res" "$(run_dir)/tests.img" >/dev/null 2>&1 || true
 expect=()
 [ "$mode" != smoke ] || expect=("$top/tests/fstests/smoke")
-python3 "$top/tests/host/fstests-report.py" "$res/fstests" "$top/tests/fstests/known" "$out" \
+python3 "$top/tests/host/fstests-report.py" "${FSTESTS_PARTS:+$FSTESTS_PARTS:}$res/fstests" \
+	"$top/tests/fstests/known" "$out" \
 	"$res/tap" "${expect[@]}" || rc=1
 say "fstests: report in $out/report.txt, per test in $out/report.csv"
 exit "$rc"
