@@ -627,6 +627,11 @@ static bool cowlinkfs_name_gone(struct inode *inode)
 	struct path lowerpath;
 	bool gone;
 
+	/* An O_TMPFILE file was never a name: its writes are the file's. */
+	if (test_bit(COWLINKFS_I_UNNAMED, &COWLINKFS_I(inode)->state))
+		return false;
+	/* Pairs with the smp_wmb() of cowlinkfs_name_tmpfile(). */
+	smp_rmb();
 	cowlinkfs_lower_path(inode, &lowerpath);
 	gone = cowlinkfs_lower_gone(lowerpath.dentry);
 	path_put(&lowerpath);
