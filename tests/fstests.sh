@@ -24,8 +24,9 @@ mkdir -p $R $F /mnt/test /mnt/scratch /lower/test /lower/scratch
 # bash's process substitution reads /dev/fd/N, which the guest's
 # devtmpfs does not make (generic/260 failed on it, bare or not)
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
-# locktest's server and client meet on 127.0.0.1
+# locktest's server and client meet on localhost, 127.0.0.1
 busybox ip link set lo up 2>/dev/null || true
+grep -qs localhost /etc/hosts || echo "127.0.0.1 localhost" >>/etc/hosts
 mount -L cl-fstests $F || { echo "# fstests: no fstests disk"; exit 1; }
 # fstests' own mkfs drops the labels: the devices are found once.
 tdev=$(blkid -L cl-fsttest)
