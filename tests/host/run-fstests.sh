@@ -57,6 +57,14 @@ bash "$top/guest/pipeline.sh" fstests || rc=$?
 res=$COWLINKFS_LOGS/results-fstests$ARCH_SUFFIX
 mkdir -p "$res"
 debugfs -R "rdump /results/fstests $res" "$(run_dir)/tests.img" >/dev/null 2>&1 || true
+# The next run of any kind replaces the logs: a group run in parts needs
+# each part's results for FSTESTS_PARTS.
+if [ "$mode" != smoke ] && [ -d "$res/fstests" ]; then
+	keep=$COWLINKFS_CACHE/fstests-parts/$(date -u +%Y%m%dT%H%M%SZ)
+	mkdir -p "$keep"
+	cp -a "$res/fstests/." "$keep/"
+	say "fstests: results kept in $keep (FSTESTS_PARTS=$keep adds them to a later part's report)"
+fi
 expect=()
 [ "$mode" != smoke ] || expect=("$top/tests/fstests/smoke")
 python3 "$top/tests/host/fstests-report.py" "${FSTESTS_PARTS:+$FSTESTS_PARTS:}$res/fstests" \
