@@ -286,15 +286,13 @@ bool cowlinkfs_reshare_inode(struct inode *inode)
 	return hashed;
 }
 
-/**
- * cowlinkfs_unshare_all - every regular file became COW (remount, cow=all)
- * @sb: cowlinkfs superblock
- *
- * cowlinkfs_unshare_inode() for every shared regular inode of @sb.  Each is
- * held while the list lock is let go: remove_inode_hash() takes
- * inode_hash_lock, which nests outside s_inode_list_lock.
+/*
+ * Every shared regular inode of @sb: with @unshare, those in the inode
+ * hash leave it; without, those out of it go back (see
+ * cowlinkfs_reshare_inode()).  Each is held while the list lock is let
+ * go: both take inode_hash_lock, which nests outside s_inode_list_lock.
  */
-void cowlinkfs_unshare_all(struct super_block *sb)
+static void cowlinkfs_rehash_all(struct super_block *sb, bool unshare)
 {
 	struct inode *inode, *put = NULL;
 
@@ -303,7 +301,7 @@ void cowlinkfs_unshare_all(struct super_block *sb)
 		spin_lock(&inode->i_lock);
 		if ((inode->i_state & (I_NEW | I_FREEING | I_WILL_FREE)) ||
 		    !S_ISREG(inode->i_mode) || !cowlinkfs_inode_shared(inode) ||
-		    inode_unhashed(inode)) {
+		    inode_unhashed(inode) == unshare) {
 			spin_unlock(&inode->i_lock);
 			continue;
 		}
@@ -312,13 +310,27 @@ void cowlinkfs_unshare_all(struct super_block *sb)
 		spin_unlock(&sb->s_inode_list_lock);
 		/* Still on the list while we hold it: the walk goes on from it. */
 		iput(put);
-		remove_inode_hash(inode);
+		if (unshare)
+			remove_inode_hash(inode);
+		else
+			cowlinkfs_reshare_inode(inode);
 		put = inode;
 		cond_resched();
 		spin_lock(&sb->s_inode_list_lock);
 	}
 	spin_unlock(&sb->s_inode_list_lock);
 	iput(put);
+}
+
+/**
+ * cowlinkfs_unshare_all - every regular file became COW (remount, cow=all)
+ * @sb: cowlinkfs superblock
+ *
+ * cowlinkfs_unshare_inode() for every shared regular inode of @sb.
+ */
+void cowlinkfs_unshare_all(struct super_block *sb)
+{
+	cowlinkfs_rehash_all(sb, true);
 }
 
 /**
@@ -334,29 +346,7 @@ void cowlinkfs_unshare_all(struct super_block *sb)
  */
 void cowlinkfs_reshare_all(struct super_block *sb)
 {
-	struct inode *inode, *put = NULL;
-
-	spin_lock(&sb->s_inode_list_lock);
-	list_for_each_entry(inode, &sb->s_inodes, i_sb_list) {
-		spin_lock(&inode->i_lock);
-		if ((inode->i_state & (I_NEW | I_FREEING | I_WILL_FREE)) ||
-		    !S_ISREG(inode->i_mode) || !cowlinkfs_inode_shared(inode) ||
-		    !inode_unhashed(inode)) {
-			spin_unlock(&inode->i_lock);
-			continue;
-		}
-		__iget(inode);
-		spin_unlock(&inode->i_lock);
-		spin_unlock(&sb->s_inode_list_lock);
-		/* Still on the list while we hold it: the walk goes on from it. */
-		iput(put);
-		cowlinkfs_reshare_inode(inode);
-		put = inode;
-		cond_resched();
-		spin_lock(&sb->s_inode_list_lock);
-	}
-	spin_unlock(&sb->s_inode_list_lock);
-	iput(put);
+	cowlinkfs_rehash_all(sb, false);
 }
 
 int cowlinkfs_getattr(struct user_namespace *mnt_userns,
