@@ -232,31 +232,28 @@ bg_start() {
 	BG=$!
 }
 
+# locked_through HELD OTHER: while both locks are held through HELD,
+# OTHER gets EAGAIN for each; the holder is stopped after
+locked_through() {
+	bg_start /tmp/shared-hold try hold "$1" 60
+	holder=$BG
+	wait_for_line /tmp/shared-hold OK
+	check_try EAGAIN flock "$2"
+	check_try EAGAIN posixlock "$2"
+	stop $holder
+}
+
 # flock(2) and fcntl(2) locks taken through one name of a plain hard link
 # conflict with those asked for through the other, both ways, and go with
 # the holder.
 test_plain_hard_link_locks_conflict_across_names() {
 	plain_pair
-	bg_start /tmp/shared-hold try hold $M/a 60
-	holder=$BG
-	wait_for_line /tmp/shared-hold OK
-	check_try EAGAIN flock $M/b
-	check_try EAGAIN posixlock $M/b
-	stop $holder
+	locked_through $M/a $M/b
 	check_try OK flock $M/b
-	bg_start /tmp/shared-hold try hold $M/b 60
-	holder=$BG
-	wait_for_line /tmp/shared-hold OK
-	check_try EAGAIN flock $M/a
-	check_try EAGAIN posixlock $M/a
-	stop $holder
+	locked_through $M/b $M/a
 	# names made in the lower directory and looked up after, too
 	ln $L/a $L/c
-	bg_start /tmp/shared-hold try hold $M/c 60
-	holder=$BG
-	wait_for_line /tmp/shared-hold OK
-	check_try EAGAIN flock $M/a
-	stop $holder
+	locked_through $M/c $M/a
 	rm -f /tmp/shared-hold
 }
 
