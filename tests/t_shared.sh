@@ -232,8 +232,8 @@ bg_start() {
 	BG=$!
 }
 
-# locked_through HELD OTHER: while both locks are held through HELD,
-# OTHER gets EAGAIN for each; the holder is stopped after
+# Helper locked_through HELD OTHER: while both locks are held through
+# HELD, OTHER gets EAGAIN for each; the holder is stopped after
 locked_through() {
 	bg_start /tmp/shared-hold try hold "$1" 60
 	holder=$BG
