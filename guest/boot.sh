@@ -20,6 +20,9 @@ disks=()
 [ "$mode" != bench ] || disks=("$run/bsrc.img:snap")
 # fstests: its build (guest/fstests.sh), its test and scratch devices
 [ "$mode" != fstests ] || disks=("$run/fstests.img:snap" "$run/fst-test.img" "$run/fst-scratch.img")
+# and the second lane's (FSTESTS_JOBS=2)
+[ "$mode" != fstests ] || [ ! -e "$run/fst-test2.img" ] ||
+	disks+=("$run/fst-test2.img" "$run/fst-scratch2.img")
 # the cross-arch runs' pristine tree, where stage.sh made its overlay
 [ ! -e "$run/foreign.qcow2" ] || disks+=("$run/foreign.qcow2")
 drives=()

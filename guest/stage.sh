@@ -94,6 +94,7 @@ if [ "$mode" = fstests ]; then
 	echo "${FSTESTS_MODES:-bare flag all}" >"$stage/fstests-modes"
 	echo "${FSTESTS_ARGS:--g quick}" >"$stage/fstests-args"
 	echo "${FSTESTS_SECTION_LIMIT:-0}" >"$stage/fstests-limit"
+	echo "${FSTESTS_JOBS:-1}" >"$stage/fstests-jobs"
 	if [ -n "${FSTESTS_SKIP:-}" ]; then
 		cp "$FSTESTS_SKIP" "$stage/fstests-skip"
 	else
@@ -151,5 +152,11 @@ if [ "$mode" = fstests ]; then
 	ln -sf "$img" "$run/fstests.img"
 	mklower fst-test "$FSTESTS_DEV_SIZE" mkfs.ext4 -q -F -L cl-fsttest
 	mklower fst-scratch "$FSTESTS_DEV_SIZE" mkfs.ext4 -q -F -L cl-fstscratch
+fi
+# the second lane's devices (FSTESTS_JOBS=2), attached when they exist
+rm -f "$run/fst-test2.img" "$run/fst-scratch2.img"
+if [ "$mode" = fstests ] && [ "${FSTESTS_JOBS:-1}" = 2 ]; then
+	mklower fst-test2 "$FSTESTS_DEV_SIZE" mkfs.ext4 -q -F -L cl-fsttest2
+	mklower fst-scratch2 "$FSTESTS_DEV_SIZE" mkfs.ext4 -q -F -L cl-fstscratch2
 fi
 say "stage: ready in $run"

@@ -16,6 +16,8 @@
 #   FSTESTS_PARTS=DIR[:DIR...] the results of earlier parts (copies of
 #                              results-fstests/fstests), reported with
 #                              this run's as one
+#   FSTESTS_JOBS=1             2: two sections at once, each on its own
+#                              devices (tests/fstests.sh says which)
 # "run-fstests.sh smoke" is make test's leg: the tests of
 # tests/fstests/smoke on ext4 through cowlinkfs with cow=all, each
 # expected to pass (no bare section: they were chosen among tests that
@@ -36,13 +38,17 @@ case $mode in
 "") ;;
 smoke)
 	FSTESTS_ARGS=$(awk '!/^#/ && NF { printf "%s ", $1 }' "$top/tests/fstests/smoke")
-	FSTESTS_LOWERS=ext4 FSTESTS_MODES=all ;;
+	FSTESTS_LOWERS=ext4 FSTESTS_MODES=all FSTESTS_JOBS=1 ;;
 *) echo "usage: run-fstests.sh [smoke]" >&2; exit 2 ;;
 esac
 : "${FSTESTS_ARGS:=-g ${FSTESTS_GROUP:-quick}}"
 [ -z "${FSTESTS_SKIP:-}" ] || FSTESTS_SKIP=$(realpath "$FSTESTS_SKIP")
+case ${FSTESTS_JOBS:=1} in
+1 | 2) ;;
+*) echo "make fstests: FSTESTS_JOBS=$FSTESTS_JOBS: one lane or two" >&2; exit 2 ;;
+esac
 export FSTESTS FSTESTS_ARGS FSTESTS_LOWERS FSTESTS_MODES FSTESTS_DEV_SIZE FSTESTS_SECTION_LIMIT \
-	FSTESTS_SKIP
+	FSTESTS_SKIP FSTESTS_JOBS
 out=$COWLINKFS_LOGS/fstests${mode:+-$mode}
 rm -rf "$out" "$COWLINKFS_LOGS/results-fstests"
 mkdir -p "$out"
