@@ -121,6 +121,16 @@ test_write_only_open_breaks_at_first_write() {
 	done
 }
 
+# splice(2) into a name: the write-only open copies nothing, the splice
+# breaks the name first, as write() does
+test_splice_into_a_cow_name_breaks_it_first() {
+	cow_pair
+	i=$(ino $M/a)
+	check_try OK splice $M/a NE
+	check_eq "$(content $M/a)" NEd "the spliced bytes, in the copy"
+	check_broken "$i"
+}
+
 test_read_write_and_truncating_opens_break_at_open() {
 	for how in rw rwa wt rwt; do
 		rm -f $M/a $M/b

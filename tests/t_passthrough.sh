@@ -359,6 +359,23 @@ test_atime_follows_the_mount_options() {
 		fail "the lower file's noatime attribute: a read updated the atime"
 }
 
+# splice(2) into a file through the mount writes what a splice into the
+# lower file writes, taking the lower fs's sb_writers before the pipe's
+# mutex as that splice does: the test kernel's lockdep reports the
+# reverse order, once both were seen, as a circular dependency (fstests'
+# generic/110 found it over xfs)
+test_splice_writes_in_the_lower_fs_lock_order() {
+	printf xxxxxx >$L/l
+	check_try OK splice $L/l abc
+	check_eq "$(content $L/l)" abcxxx "a splice into the lower file"
+	printf xxxxxx >$M/f
+	check_try OK splice $M/f abc
+	check_eq "$(content $M/f)" abcxxx "a splice through the mount"
+	check_eq "$(content $L/f)" abcxxx "the lower file"
+	check_try OK splice $L/l def
+	check_eq "$(content $L/l)" defxxx "a splice into the lower file after ours"
+}
+
 # O_TMPFILE, then linkat() through /proc/self/fd, as on the lower fs: the
 # bytes written before and after the link are the named file's; with
 # O_EXCL the file cannot be named (ENOENT from the VFS).

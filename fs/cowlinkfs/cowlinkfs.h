@@ -129,6 +129,10 @@ enum {
  *           lower fs's fsync takes of the copy and of the name's parent
  *             cowlinkfs_inode.lock (a spinlock, for @lower alone)
  *
+ * A write spliced into our file takes the lower mount's sb_writers, then
+ * the pipe's mutex, as a splice into a lower file does, and breaks before
+ * either (cowlinkfs_splice_write()).
+ *
  * The lower dentry a name of a shared inode keeps in its dentry's d_fsdata
  * needs no lock: it is stored before the dentry becomes positive, follows
  * the name through renames (the lower rename moves it) and is dropped only

@@ -17,6 +17,7 @@
 #include <linux/mm.h>
 #include <linux/mount.h>
 #include <linux/sched/signal.h>
+#include <linux/splice.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/uaccess.h>
@@ -788,6 +789,44 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	return ret;
 }
 
+/*
+ * iter_file_splice_write() on our file would take the pipe's mutex, then
+ * the lower fs's sb_writers in cowlinkfs_write_iter(), the reverse of a
+ * splice straight into a file of the lower fs (lockdep saw it in fstests'
+ * generic/110 over xfs).  Do what cowlinkfs_write_iter() does, break
+ * included, outside the pipe's mutex, and splice into the lower file
+ * within its sb_writers, as ovl_splice_write() does.
+ */
+static ssize_t cowlinkfs_splice_write(struct pipe_inode_info *pipe,
+				      struct file *out, loff_t *ppos,
+				      size_t len, unsigned int flags)
+{
+	struct file *realfile;
+	bool dsync;
+	ssize_t ret;
+
+	if (!len)
+		return 0;
+	ret = cowlinkfs_prepare_write(out);
+	if (ret)
+		return ret;
+	realfile = cowlinkfs_real_io(out);
+	if (IS_ERR(realfile))
+		return PTR_ERR(realfile);
+	dsync = iocb_flags(out) & IOCB_DSYNC;
+	file_start_write(realfile);
+	ret = iter_file_splice_write(pipe, realfile, ppos, len, flags);
+	file_end_write(realfile);
+	cowlinkfs_copyattr(file_inode(out));
+	if (ret > 0) {
+		int err = cowlinkfs_sync_after(out, realfile, dsync);
+
+		if (err)
+			ret = err;
+	}
+	return ret;
+}
+
 static int cowlinkfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct file *realfile;
@@ -1114,7 +1153,7 @@ const struct file_operations cowlinkfs_file_fops = {
 	.fallocate		= cowlinkfs_fallocate,
 	.fadvise		= cowlinkfs_fadvise,
 	.splice_read		= generic_file_splice_read,
-	.splice_write		= iter_file_splice_write,
+	.splice_write		= cowlinkfs_splice_write,
 	.copy_file_range	= cowlinkfs_copy_file_range,
 	.remap_file_range	= cowlinkfs_remap_file_range,
 	.unlocked_ioctl		= cowlinkfs_ioctl,

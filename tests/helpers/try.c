@@ -25,6 +25,8 @@
  *   try listxattr_size PATH    prints what listxattr(PATH, NULL, 0) returns
  *   try getflags PATH | setflags PATH HEX
  *   try fallocate PATH OFF LEN | copyrange SRC DST LEN | clone SRC DST
+ *   try splice PATH STRING     STRING into a pipe, then splice(2) from it
+ *                              to PATH (O_WRONLY) at offset 0
  *   try statfs PATH            prints f_type in hex
  *   try holdwrite PATH SECONDS keep PATH open for writing
  *   try mount SRC DST [OPTIONS] | umount DST   mount(2) -t cowlinkfs
@@ -620,6 +622,18 @@ static int op_clone(char **a)
 	return res(ioctl(fd2, FICLONE, fd));
 }
 
+static int op_splice(char **a)
+{
+	size_t len = strlen(a[1]);
+	loff_t off = 0;
+	int p[2], fd;
+
+	fd = open(a[0], O_WRONLY);
+	if (fd < 0 || pipe(p) || write(p[1], a[1], len) != (ssize_t)len)
+		return res(-1);
+	return res(splice(p[0], NULL, fd, &off, len, 0));
+}
+
 static int op_statfs(char **a)
 {
 	struct statfs st;
@@ -945,6 +959,7 @@ static const struct op ops[] = {
 	{ "fallocate", 3, 3, op_fallocate },
 	{ "copyrange", 3, 3, op_copyrange },
 	{ "clone", 2, 2, op_clone },
+	{ "splice", 2, 2, op_splice },
 	{ "statfs", 1, 1, op_statfs },
 	{ "fdino", 3, 3, op_fdino },
 	{ "fdreport", 2, 2, op_fdreport },
