@@ -131,6 +131,59 @@ test_splice_into_a_cow_name_breaks_it_first() {
 	check_broken "$i"
 }
 
+# A splice that writes nothing copies nothing: an empty pipe with
+# SPLICE_F_NONBLOCK (EAGAIN), a pipe whose writer is gone (0 bytes), even
+# with the empty buffer a faulting write(2) left in it
+test_splice_of_nothing_copies_nothing() {
+	cow_pair
+	i=$(ino $M/a)
+	check_try EAGAIN splice $M/a "" nonblock
+	check_try OK splice $M/a "" eof
+	check_try OK splice $M/a "" fault
+	check_eq "$(ino $M/a)" "$i" "st_ino"
+	check_eq "$(nlink $M/a)" 2 "st_nlink"
+	check_eq "$(content $M/b)" old "the other name"
+}
+
+# A write, an append or a splice past the file size limit gets the lower
+# fs's EFBIG (SIGXFSZ ignored) and copies nothing first.  The file is
+# empty: a copy of it fits in any limit, so only the check before the
+# break can stop one.
+test_write_past_the_file_size_limit_copies_nothing() {
+	: >$M/a
+	check_try OK setcow $M/a 1
+	check_try OK setcow $M 1
+	ln $M/a $M/b
+	i=$(ino $M/a)
+	check_eq "$(trap '' XFSZ; ulimit -f 0; try write $M/a 0 x)" EFBIG "a write"
+	check_eq "$(trap '' XFSZ; ulimit -f 0; try append $M/a x)" EFBIG "an append"
+	check_eq "$(trap '' XFSZ; ulimit -f 0; try splice $M/a x)" EFBIG "a splice"
+	check_eq "$(ino $M/a)" "$i" "st_ino"
+	check_eq "$(nlink $M/a)" 2 "st_nlink"
+	check_try OK write $M/a 0 n
+	check_ne "$(ino $M/a)" "$i" "st_ino after a write within the limit"
+	check_eq "$(content $M/b)" "" "the other name"
+}
+
+# copy_file_range() from a file whose lower fs cannot copy into the COW
+# name's (a cowlinkfs mount over a tmpfs of its own) is refused with the
+# lower fs's EXDEV, and copies nothing first
+test_copy_file_range_refused_across_lower_filesystems_copies_nothing() {
+	mkdir -p /tmp/xl /tmp/xm
+	mount -t tmpfs none /tmp/xl
+	mount -t cowlinkfs /tmp/xl /tmp/xm
+	printf src >/tmp/xm/s
+	cow_pair
+	i=$(ino $M/a)
+	r=$(try copyrange /tmp/xm/s $M/a 3)
+	umount /tmp/xm
+	umount /tmp/xl
+	check_eq "$r" EXDEV "copy_file_range"
+	check_eq "$(ino $M/a)" "$i" "st_ino"
+	check_eq "$(nlink $M/a)" 2 "st_nlink"
+	check_eq "$(content $M/a)" old "the bytes"
+}
+
 test_read_write_and_truncating_opens_break_at_open() {
 	for how in rw rwa wt rwt; do
 		rm -f $M/a $M/b

@@ -376,6 +376,21 @@ test_splice_writes_in_the_lower_fs_lock_order() {
 	check_eq "$(content $L/l)" defxxx "a splice into the lower file after ours"
 }
 
+# An inotify watch on a file sees a splice through the mount, as it sees
+# a write (the splice into the lower file tells the lower inode's)
+test_splice_through_the_mount_is_seen_by_a_watch() {
+	printf xxxxxx >$M/f
+	rm -f /tmp/pt-ready
+	fsnote watch $M/f /tmp/pt-ready 60 >/tmp/pt-watch &
+	w=$!
+	wait_for_line /tmp/pt-ready ready
+	check_try OK splice $M/f abc
+	wait_for_line /tmp/pt-watch MODIFY
+	kill $w
+	wait $w || true
+	rm -f /tmp/pt-ready /tmp/pt-watch
+}
+
 # O_TMPFILE, then linkat() through /proc/self/fd, as on the lower fs: the
 # bytes written before and after the link are the named file's; with
 # O_EXCL the file cannot be named (ENOENT from the VFS).

@@ -13,6 +13,7 @@
 #include <linux/fadvise.h>
 #include <linux/fscrypt.h>
 #include <linux/fsmap.h>
+#include <linux/fsnotify.h>
 #include <linux/fsverity.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
@@ -734,6 +735,27 @@ static void cowlinkfs_file_accessed(struct file *file)
 }
 
 /*
+ * What generic_write_check_limits() refuses in the lower fs's write at
+ * @pos, asked before the break that the write would otherwise make for
+ * nothing: a position at or past RLIMIT_FSIZE (with the SIGXFSZ the lower
+ * fs would send), or past the largest file the lower fs, or a descriptor
+ * without O_LARGEFILE, allows.
+ */
+static int cowlinkfs_write_limits(struct file *file, loff_t pos)
+{
+	loff_t limit = rlimit(RLIMIT_FSIZE);
+	loff_t max = file_inode(file)->i_sb->s_maxbytes;
+
+	if (limit != RLIM_INFINITY && pos >= limit) {
+		send_sig(SIGXFSZ, current, 0);
+		return -EFBIG;
+	}
+	if (!(file->f_flags & O_LARGEFILE))
+		max = MAX_NON_LFS;
+	return pos >= max ? -EFBIG : 0;
+}
+
+/*
  * Reads and writes are done synchronously on the lower file; an AIO
  * caller gets its result at once.
  */
@@ -759,9 +781,21 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	struct file *realfile;
 	bool dsync;
 	ssize_t ret;
+	loff_t pos;
 
 	if (!iov_iter_count(iter))
 		return 0;
+	pos = iocb->ki_pos;
+	if (iocb->ki_flags & IOCB_APPEND) {
+		/* The end of the file the name has now. */
+		ret = cowlinkfs_real_follow(file);
+		if (ret)
+			return ret;
+		pos = i_size_read(file_inode(cowlinkfs_real(file)));
+	}
+	ret = cowlinkfs_write_limits(file, pos);
+	if (ret)
+		return ret;
 	ret = cowlinkfs_prepare_write(file);
 	if (ret)
 		return ret;
@@ -789,13 +823,81 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	return ret;
 }
 
+/* As pipe_readable() in fs/pipe.c: something to read, or no writer. */
+static bool cowlinkfs_pipe_readable(const struct pipe_inode_info *pipe)
+{
+	unsigned int head = READ_ONCE(pipe->head);
+	unsigned int tail = READ_ONCE(pipe->tail);
+
+	return !pipe_empty(head, tail) || !READ_ONCE(pipe->writers);
+}
+
+/**
+ * cowlinkfs_pipe_wait - wait for bytes to splice, as splice(2) would
+ * @pipe: the pipe spliced from
+ * @flags: SPLICE_F_* of the splice
+ *
+ * The break must come before the pipe's mutex is taken to splice (see
+ * cowlinkfs_splice_write()), but only once there is something to write:
+ * a splice that ends with nothing written, at the pipe's end, on an empty
+ * pipe with SPLICE_F_NONBLOCK or by a signal, copies nothing.  As
+ * splice_from_pipe_next() does, a signal is seen first, and the empty
+ * buffers a faulting write(2) leaves in a pipe are eaten, not taken for
+ * bytes.  (A second reader of the same pipe may still empty it before
+ * our splice does; the copy is then made for nothing, as for a write()
+ * that fails half way.)
+ *
+ * Return: 1 when the pipe holds bytes, 0 at its end, or the errno
+ * splice_from_pipe_next() gives for an empty pipe.
+ */
+static int cowlinkfs_pipe_wait(struct pipe_inode_info *pipe,
+			       unsigned int flags)
+{
+	struct pipe_buffer *buf;
+	unsigned int tail;
+	int ret;
+
+	pipe_lock(pipe);
+	for (;;) {
+		ret = -ERESTARTSYS;
+		if (signal_pending(current))
+			break;
+		tail = pipe->tail;
+		if (!pipe_empty(pipe->head, tail)) {
+			buf = &pipe->bufs[tail & (pipe->ring_size - 1)];
+			ret = 1;
+			if (buf->len)
+				break;
+			/* As eat_empty_buffer() in fs/splice.c. */
+			pipe_buf_release(pipe, buf);
+			pipe->tail = tail + 1;
+			wake_up_interruptible(&pipe->wr_wait);
+			continue;
+		}
+		ret = 0;
+		if (!pipe->writers)
+			break;
+		ret = -EAGAIN;
+		if (flags & SPLICE_F_NONBLOCK)
+			break;
+		pipe_unlock(pipe);
+		wait_event_interruptible(pipe->rd_wait,
+					 cowlinkfs_pipe_readable(pipe));
+		pipe_lock(pipe);
+	}
+	pipe_unlock(pipe);
+	return ret;
+}
+
 /*
  * iter_file_splice_write() on our file would take the pipe's mutex, then
  * the lower fs's sb_writers in cowlinkfs_write_iter(), the reverse of a
  * splice straight into a file of the lower fs (lockdep saw it in fstests'
  * generic/110 over xfs).  Do what cowlinkfs_write_iter() does, break
  * included, outside the pipe's mutex, and splice into the lower file
- * within its sb_writers, as ovl_splice_write() does.
+ * within its sb_writers, as ovl_splice_write() does.  The splice into the
+ * lower file notifies watchers of the lower inode; ours are told here, as
+ * vfs_iter_write() would have told them.
  */
 static ssize_t cowlinkfs_splice_write(struct pipe_inode_info *pipe,
 				      struct file *out, loff_t *ppos,
@@ -807,6 +909,12 @@ static ssize_t cowlinkfs_splice_write(struct pipe_inode_info *pipe,
 
 	if (!len)
 		return 0;
+	ret = cowlinkfs_pipe_wait(pipe, flags);
+	if (ret <= 0)
+		return ret;
+	ret = cowlinkfs_write_limits(out, *ppos);
+	if (ret)
+		return ret;
 	ret = cowlinkfs_prepare_write(out);
 	if (ret)
 		return ret;
@@ -819,8 +927,10 @@ static ssize_t cowlinkfs_splice_write(struct pipe_inode_info *pipe,
 	file_end_write(realfile);
 	cowlinkfs_copyattr(file_inode(out));
 	if (ret > 0) {
-		int err = cowlinkfs_sync_after(out, realfile, dsync);
+		int err;
 
+		fsnotify_modify(out);
+		err = cowlinkfs_sync_after(out, realfile, dsync);
 		if (err)
 			ret = err;
 	}
@@ -923,6 +1033,28 @@ static int cowlinkfs_fadvise(struct file *file, loff_t offset, loff_t len,
 	return vfs_fadvise(cowlinkfs_real(file), offset, len, advice);
 }
 
+/*
+ * What vfs_copy_file_range() refuses for the lower files alone (two lower
+ * filesystems that cannot copy between them, a lower swap file), asked
+ * before the break that the copy would otherwise make for nothing.  The
+ * checks that are the same on our files were made on them by the VFS,
+ * which calls us only without flags (with COPY_FILE_SPLICE it splices).
+ */
+static int cowlinkfs_copy_range_check(struct file *realin,
+				      struct file *realout)
+{
+	bool can_copy = file_inode(realin)->i_sb == file_inode(realout)->i_sb;
+
+	if (realout->f_op->copy_file_range)
+		can_copy = realin->f_op->copy_file_range ==
+			   realout->f_op->copy_file_range;
+	if (!can_copy)
+		return -EXDEV;
+	if (IS_SWAPFILE(file_inode(realin)))
+		return -ETXTBSY;
+	return 0;
+}
+
 static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
 					 struct file *out, loff_t pos_out,
 					 size_t len, unsigned int flags)
@@ -931,6 +1063,9 @@ static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
 	ssize_t ret;
 
 	ret = cowlinkfs_real_follow(in);
+	if (!ret)
+		ret = cowlinkfs_copy_range_check(cowlinkfs_real(in),
+						 cowlinkfs_real(out));
 	if (!ret)
 		ret = cowlinkfs_prepare_write(out);
 	if (ret)

@@ -25,8 +25,13 @@
  *   try listxattr_size PATH    prints what listxattr(PATH, NULL, 0) returns
  *   try getflags PATH | setflags PATH HEX
  *   try fallocate PATH OFF LEN | copyrange SRC DST LEN | clone SRC DST
- *   try splice PATH STRING     STRING into a pipe, then splice(2) from it
- *                              to PATH (O_WRONLY) at offset 0
+ *   try splice PATH STRING [nonblock | eof | fault]  STRING into a
+ *                              pipe, then splice(2) from it to PATH
+ *                              (O_WRONLY) at offset 0 (a byte count of
+ *                              4096); nonblock: with SPLICE_F_NONBLOCK,
+ *                              eof: the pipe's writer closed first, fault:
+ *                              as eof after a write(2) from a bad address,
+ *                              which leaves an empty buffer in the pipe
  *   try statfs PATH            prints f_type in hex
  *   try holdwrite PATH SECONDS keep PATH open for writing
  *   try mount SRC DST [OPTIONS] | umount DST   mount(2) -t cowlinkfs
@@ -624,6 +629,7 @@ static int op_clone(char **a)
 
 static int op_splice(char **a)
 {
+	const char *how = a[2] ? a[2] : "";
 	size_t len = strlen(a[1]);
 	loff_t off = 0;
 	int p[2], fd;
@@ -631,7 +637,15 @@ static int op_splice(char **a)
 	fd = open(a[0], O_WRONLY);
 	if (fd < 0 || pipe(p) || write(p[1], a[1], len) != (ssize_t)len)
 		return res(-1);
-	return res(splice(p[0], NULL, fd, &off, len, 0));
+	/* The pipe keeps the buffer it made for the bytes it could not copy. */
+	if (!strcmp(how, "fault") &&
+	    write(p[1], mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0), 16) != -1)
+		return printf("NOFAULT\n"), 0;
+	if (!strcmp(how, "eof") || !strcmp(how, "fault"))
+		close(p[1]);
+	return res(splice(p[0], NULL, fd, &off, 4096,
+			  !strcmp(how, "nonblock") ? SPLICE_F_NONBLOCK : 0));
 }
 
 static int op_statfs(char **a)
@@ -959,7 +973,7 @@ static const struct op ops[] = {
 	{ "fallocate", 3, 3, op_fallocate },
 	{ "copyrange", 3, 3, op_copyrange },
 	{ "clone", 2, 2, op_clone },
-	{ "splice", 2, 2, op_splice },
+	{ "splice", 2, 3, op_splice },
 	{ "statfs", 1, 1, op_statfs },
 	{ "fdino", 3, 3, op_fdino },
 	{ "fdreport", 2, 2, op_fdreport },
