@@ -16,7 +16,9 @@
 # there).  The sections are split in two halves, in order; the second
 # lane runs its half backwards, so that with "bare flag all" on ext4 and
 # xfs the two bare sections, whose device-mapper tests name their
-# targets by test number alone, do not run side by side.
+# targets by test number alone, do not run side by side (with bare
+# sections alone, FSTESTS_MODES=bare, they do: use one lane).  Each
+# ./check has a session of its own, which fstests' _pkill keeps to.
 T=/t
 R=$T/results/fstests
 F=/fstests
@@ -50,12 +52,13 @@ for l in $(seq "$jobs"); do
 	mkdir -p /mnt/test$n /mnt/scratch$n /lower/test$n /lower/scratch$n
 done
 
-# mkfs_on FS DEV: a fresh filesystem FS on DEV, quietly unless it fails
+# mkfs_on FS DEV LANE: a fresh filesystem FS on DEV, quietly unless it
+# fails
 mkfs_on() {
 	case $1 in
 	xfs) mkfs.xfs -q -f "$2" ;;
 	*) "mkfs.$1" -q -F "$2" ;;
-	esac >/tmp/mkfs.log 2>&1 || { cat /tmp/mkfs.log; return 1; }
+	esac >/tmp/mkfs$3.log 2>&1 || { cat /tmp/mkfs$3.log; return 1; }
 }
 
 # fsck_lower FS DEV: fsck that changes nothing; fails on any finding
@@ -137,7 +140,7 @@ run_section() {
 	echo "# fstests: section $sec: ./check -s $sec -R xunit $args" \
 		"(lane $3, at $(cut -d" " -f1 /proc/uptime) s)"
 	unmount_all "$3"
-	mkfs_on "$1" "$tdev" && mkfs_on "$1" "$sdev" || {
+	mkfs_on "$1" "$tdev" "$3" && mkfs_on "$1" "$sdev" "$3" || {
 		echo "# fstests: mkfs.$1 failed"
 		return
 	}
@@ -151,8 +154,12 @@ run_section() {
 	# A config of this section alone: ./check -s checks the devices of a
 	# config's first section whichever it runs.
 	awk -v s="[$sec]" '/^\[/ { on = $0 == s } on' $R/local.config >$R/$sec.config
+	# In a session of its own: a test's _pkill (tests/fstests/0002-*)
+	# kills in its own session only, never the other lane's fsstress.
+	# timeout signals its process group, ./check and the running test,
+	# both inside the session.
 	# shellcheck disable=SC2086 # the arguments of ./check
-	HOST_OPTIONS=$R/$sec.config timeout -s INT -k 1200 "$limit" \
+	HOST_OPTIONS=$R/$sec.config setsid -w timeout -s INT -k 1200 "$limit" \
 		./check -s "$sec" -R xunit -E $T/fstests-skip $args 2>&1 |
 		tee $R/$sec.out | sed -u "s|^|# $sec: |"
 	unmount_all "$3"
