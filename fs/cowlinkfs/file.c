@@ -689,17 +689,22 @@ static bool cowlinkfs_change_is_sync(struct file *real, bool dsync)
 }
 
 /*
- * After a change through @file that the lower fs made synchronous: the
- * break that gave the name its copy is synced too.
+ * After a change through @file made on the lower file @real, with result
+ * @ret: our inode takes the lower one's attributes, and when the lower fs
+ * made the change synchronous, the break that gave the name its copy is
+ * synced too.  Returns @ret, or the error of that sync.
  */
-static int cowlinkfs_sync_after(struct file *file, struct file *real,
-				bool dsync)
+static ssize_t cowlinkfs_change_done(struct file *file, struct file *real,
+				     bool dsync, ssize_t ret)
 {
 	bool synced;
+	int err;
 
-	if (!cowlinkfs_change_is_sync(real, dsync))
-		return 0;
-	return cowlinkfs_sync_break(file, &synced);
+	cowlinkfs_copyattr(file_inode(file));
+	if (ret < 0 || !cowlinkfs_change_is_sync(real, dsync))
+		return ret;
+	err = cowlinkfs_sync_break(file, &synced);
+	return err ? err : ret;
 }
 
 /* Every RWF_* flag the caller gave, for the lower file's kiocb. */
@@ -812,15 +817,8 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
 			     cowlinkfs_iocb_to_rwf(iocb->ki_flags));
 	file_end_write(realfile);
-	cowlinkfs_copyattr(file_inode(file));
 	/* The lower fs synced the range; the break is ours to sync. */
-	if (ret > 0) {
-		int err = cowlinkfs_sync_after(file, realfile, dsync);
-
-		if (err)
-			ret = err;
-	}
-	return ret;
+	return cowlinkfs_change_done(file, realfile, dsync, ret);
 }
 
 /* As pipe_readable() in fs/pipe.c: something to read, or no writer. */
@@ -925,16 +923,9 @@ static ssize_t cowlinkfs_splice_write(struct pipe_inode_info *pipe,
 	file_start_write(realfile);
 	ret = iter_file_splice_write(pipe, realfile, ppos, len, flags);
 	file_end_write(realfile);
-	cowlinkfs_copyattr(file_inode(out));
-	if (ret > 0) {
-		int err;
-
+	if (ret > 0)
 		fsnotify_modify(out);
-		err = cowlinkfs_sync_after(out, realfile, dsync);
-		if (err)
-			ret = err;
-	}
-	return ret;
+	return cowlinkfs_change_done(out, realfile, dsync, ret);
 }
 
 static int cowlinkfs_mmap(struct file *file, struct vm_area_struct *vma)
@@ -1016,11 +1007,8 @@ static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 		return ret;
 	realfile = cowlinkfs_real(file);
 	ret = vfs_fallocate(realfile, mode, offset, len);
-	cowlinkfs_copyattr(file_inode(file));
-	if (!ret)
-		ret = cowlinkfs_sync_after(file, realfile,
-					   file->f_flags & O_DSYNC);
-	return ret;
+	return cowlinkfs_change_done(file, realfile, file->f_flags & O_DSYNC,
+				     ret);
 }
 
 static int cowlinkfs_fadvise(struct file *file, loff_t offset, loff_t len,
@@ -1073,17 +1061,9 @@ static ssize_t cowlinkfs_copy_file_range(struct file *in, loff_t pos_in,
 	realin = cowlinkfs_real(in);
 	realout = cowlinkfs_real(out);
 	ret = vfs_copy_file_range(realin, pos_in, realout, pos_out, len, flags);
-	cowlinkfs_copyattr(file_inode(out));
-	if (ret > 0) {
-		int err;
-
+	if (ret > 0)
 		cowlinkfs_file_accessed(in);
-		err = cowlinkfs_sync_after(out, realout, out->f_flags & O_DSYNC);
-
-		if (err)
-			ret = err;
-	}
-	return ret;
+	return cowlinkfs_change_done(out, realout, out->f_flags & O_DSYNC, ret);
 }
 
 static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
@@ -1111,15 +1091,7 @@ static loff_t cowlinkfs_remap_file_range(struct file *in, loff_t pos_in,
 	else
 		ret = vfs_clone_file_range(realin, pos_in, realout, pos_out,
 					   len, flags);
-	cowlinkfs_copyattr(file_inode(out));
-	if (ret > 0) {
-		int err = cowlinkfs_sync_after(out, realout,
-					       out->f_flags & O_DSYNC);
-
-		if (err)
-			ret = err;
-	}
-	return ret;
+	return cowlinkfs_change_done(out, realout, out->f_flags & O_DSYNC, ret);
 }
 
 /* XFS_IOC_GOINGDOWN and EXT4_IOC_SHUTDOWN: an _IOR that writes. */
