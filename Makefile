@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # cowlinkfs: top-level targets.  The kernel tree, built kernel and guest
-# rootfs live in $(COWLINKFS_CACHE) (default ~/.cache/cowlinkfs).
+# rootfs live in COWLINKFS_CACHE (default ~/.cache/cowlinkfs).
 #
 #   make           the tools (cowlink, libcowlink) and, where the running
-#                  kernel's build tree or KDIR is there, the module
+#                  kernel's build tree or KDIR is one of Linux 6.1, the module
 #   make help      this text (the knobs of each target: HACKING.md)
 #   make test      build everything needed and run the whole suite in the guest
 #                  (ARCH=x86_64: the x86_64 guest)
@@ -34,9 +34,12 @@
 #                                    kernel of the cache)
 #   make modules_install [KDIR=...]  install it under /lib/modules/KVER/updates
 #                                    (INSTALL_MOD_PATH=... for a staging root)
-#   make install [PREFIX=/usr/local] cowlink, libcowlink, headers, man pages,
-#                                    completions (DESTDIR, BINDIR, LIBDIR,
-#                                    INCLUDEDIR, MANDIR as in the GNU standards)
+#   make install [prefix=/usr/local] cowlink, libcowlink, headers, man pages,
+#                                    completions (DESTDIR, prefix, bindir,
+#                                    libdir, includedir, mandir as in the GNU
+#                                    standards; PREFIX, BINDIR, ... also work)
+#   make install-strip               the same, the program and library stripped
+#   make uninstall                   remove what make install put there
 #   make dkms-source                 the module's DKMS source tree, in
 #                                    $(DESTDIR)/usr/src/cowlinkfs-VERSION
 #   make deb [DEB_ARCH=...]          Debian packages into build/deb/, for
@@ -46,7 +49,9 @@
 #                                    DKMS build, modprobe, fstab mount, cowlink,
 #                                    then an upgrade from and a downgrade to
 #                                    the packages of DEB_UPGRADE_FROM (a tag,
-#                                    default v0.1.0; empty: none)
+#                                    or the last commit of that VERSION where
+#                                    the clone has no tags; default v0.1.0;
+#                                    empty: none)
 
 SHELL := /bin/bash
 export ARCH ONLY LOWERS FULL TEST_TIMEOUT KERNEL SOAK SOAK_FS BENCH_FS BENCH_ROUNDS BENCH_FILES \
@@ -68,12 +73,21 @@ MODULE_FILES := $(filter-out %.mod.c,$(wildcard fs/cowlinkfs/*.[ch])) \
 HELPERS := $(patsubst tests/helpers/%.c,%,$(wildcard tests/helpers/*.c))
 
 .PHONY: all help tools test fstests soak bench profile demo shell module modules_install \
-	install dkms-source deb installcheck check unit cross clean
+	module-skipped install install-strip uninstall dkms-source deb installcheck check \
+	unit cross clean
 
 # The running kernel's build tree, unless KDIR names another (or "guest").
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
-all: tools $(if $(wildcard $(KDIR)/Makefile),module)
+# The module is for Linux 6.1 only (as dkms.conf says): a bare make builds
+# it against a 6.1 build tree and says why it did not otherwise, instead of
+# failing on another kernel's headers.
+KRELEASE := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+
+all: tools $(if $(filter 6.1.%,$(KRELEASE)),module,module-skipped)
+
+module-skipped:
+	@echo "make: module not built: $(if $(KRELEASE),$(KDIR) is Linux $(KRELEASE),no kernel build tree in $(KDIR)); cowlinkfs is for Linux 6.1 (make module KDIR=...)"
 
 help:
 	@sed -n '3,/^$$/s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
@@ -126,8 +140,8 @@ module modules_install:
 		INSTALL_MOD_DIR=updates $(subst module,modules,$@)
 endif
 
-install:
-	$(MAKE) -C tools install
+install install-strip uninstall:
+	$(MAKE) -C tools $@
 
 dkms-source:
 	install -d $(DESTDIR)$(DKMS_SRC)/uapi/linux

@@ -10,7 +10,8 @@
 #
 # DEB_UPGRADE_FROM=TAG (make installcheck sets v0.1.0): the packages of
 # that release as well, for tests/install.sh's upgrade and downgrade.  They
-# are built from "git archive TAG" once per commit and architecture, kept in
+# are built from "git archive" of the release (release_commit) once per
+# commit and architecture, kept in
 # $COWLINKFS_CACHE/deb-TAG-COMMIT-ARCH/, and copied to build/deb/ as
 # old-NAME.deb, a name no "./cowlink_*.deb" of the README matches.
 set -eu
@@ -42,13 +43,31 @@ opts=
 }
 rm -rf "$out/src"
 
+# release_commit vX.Y.Z: the commit of that release.  Its tag where the
+# clone has it; else, since a clone need not carry tags, the last commit
+# whose VERSION says X.Y.Z (the release with all its fixes: VERSION moves
+# with the first change of the next release).
+release_commit() {
+	local c newer=
+	if c=$(git -C "$COWLINKFS_TOP" rev-parse -q --verify "$1^{commit}"); then
+		echo "$c"
+		return
+	fi
+	for c in $(git -C "$COWLINKFS_TOP" log --first-parent --format=%H -- VERSION); do
+		if [ "$(git -C "$COWLINKFS_TOP" show "$c:VERSION")" = "${1#v}" ]; then
+			git -C "$COWLINKFS_TOP" rev-parse "${newer:-HEAD}${newer:+^}"
+			return
+		fi
+		newer=$c
+	done
+	echo "deb: no tag $1 and no commit of version ${1#v} here (DEB_UPGRADE_FROM=)" >&2
+	return 1
+}
+
 # old_debs TAG: the packages of release TAG into $out as old-*.deb.
 old_debs() {
 	local commit dir
-	commit=$(git -C "$COWLINKFS_TOP" rev-parse -q --verify "$1^{commit}") || {
-		echo "deb: no tag $1 here (git fetch --tags, or DEB_UPGRADE_FROM=)" >&2
-		exit 1
-	}
+	commit=$(release_commit "$1") || exit 1
 	dir=$COWLINKFS_CACHE/deb-$1-${commit:0:12}-$arch
 	if [ ! -d "$dir" ]; then
 		say "deb: the packages of $1 for the upgrade test, cached in $dir"
