@@ -176,6 +176,16 @@ static struct file *cowlinkfs_writer_real(struct file *file, loff_t size,
 	return NULL;
 }
 
+/*
+ * Whether a change through @file may still break its name's link first:
+ * until then, what would refuse the change must be asked before the break.
+ */
+static bool cowlinkfs_break_pending(struct file *file)
+{
+	/* Pairs with the release in cowlinkfs_prepare_change(). */
+	return smp_load_acquire(&COWLINKFS_F(file)->pending);
+}
+
 /**
  * cowlinkfs_prepare_change - break the link before a file is first changed
  * @file: cowlinkfs file about to be written, truncated or mapped shared
@@ -195,8 +205,8 @@ static int cowlinkfs_prepare_change(struct file *file, loff_t size)
 	struct cowlinkfs_stale *stale = NULL;
 	struct file *real;
 
-	/* Pairs with the release below: a clear @pending means a final @real. */
-	if (likely(!smp_load_acquire(&cf->pending)))
+	/* A clear @pending means a final @real (the release below). */
+	if (likely(!cowlinkfs_break_pending(file)))
 		return 0;
 	/*
 	 * Once the new lower file holds write access, link() and the flag
@@ -739,18 +749,35 @@ static void cowlinkfs_file_accessed(struct file *file)
 	touch_atime(&file->f_path);
 }
 
-/*
- * What generic_write_check_limits() refuses in the lower fs's write at
- * @pos, asked before the break that the write would otherwise make for
- * nothing: a position at or past RLIMIT_FSIZE (with the SIGXFSZ the lower
- * fs would send), or past the largest file the lower fs, or a descriptor
- * without O_LARGEFILE, allows.
+/**
+ * cowlinkfs_write_limits - refuse before the break what the lower fs would
+ * @file: cowlinkfs file about to be written
+ * @pos: where the write starts, unless @append
+ * @append: the write goes to the end of the file the name has
+ *
+ * What generic_write_check_limits() refuses in the lower fs's write, asked
+ * before a break that the write would otherwise make for nothing: a
+ * position at or past RLIMIT_FSIZE (with the SIGXFSZ the lower fs would
+ * send), or past the largest file the lower fs, or a descriptor without
+ * O_LARGEFILE, allows.  Asked only while a break may still come
+ * (cowlinkfs_break_pending()): after it, the lower fs's own check is the
+ * one that counts, and writes pay nothing for it.
+ *
+ * Return: 0 or -EFBIG (or the errno of following the name for @append).
  */
-static int cowlinkfs_write_limits(struct file *file, loff_t pos)
+static int cowlinkfs_write_limits(struct file *file, loff_t pos, bool append)
 {
 	loff_t limit = rlimit(RLIMIT_FSIZE);
 	loff_t max = file_inode(file)->i_sb->s_maxbytes;
 
+	if (append) {
+		/* The end of the file the name has now. */
+		int err = cowlinkfs_real_follow(file);
+
+		if (err)
+			return err;
+		pos = i_size_read(file_inode(cowlinkfs_real(file)));
+	}
 	if (limit != RLIM_INFINITY && pos >= limit) {
 		send_sig(SIGXFSZ, current, 0);
 		return -EFBIG;
@@ -786,21 +813,15 @@ static ssize_t cowlinkfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	struct file *realfile;
 	bool dsync;
 	ssize_t ret;
-	loff_t pos;
 
 	if (!iov_iter_count(iter))
 		return 0;
-	pos = iocb->ki_pos;
-	if (iocb->ki_flags & IOCB_APPEND) {
-		/* The end of the file the name has now. */
-		ret = cowlinkfs_real_follow(file);
+	if (cowlinkfs_break_pending(file)) {
+		ret = cowlinkfs_write_limits(file, iocb->ki_pos,
+					     iocb->ki_flags & IOCB_APPEND);
 		if (ret)
 			return ret;
-		pos = i_size_read(file_inode(cowlinkfs_real(file)));
 	}
-	ret = cowlinkfs_write_limits(file, pos);
-	if (ret)
-		return ret;
 	ret = cowlinkfs_prepare_write(file);
 	if (ret)
 		return ret;
@@ -907,12 +928,15 @@ static ssize_t cowlinkfs_splice_write(struct pipe_inode_info *pipe,
 
 	if (!len)
 		return 0;
-	ret = cowlinkfs_pipe_wait(pipe, flags);
-	if (ret <= 0)
-		return ret;
-	ret = cowlinkfs_write_limits(out, *ppos);
-	if (ret)
-		return ret;
+	/* Once the name has its own copy, the lower fs waits and checks. */
+	if (cowlinkfs_break_pending(out)) {
+		ret = cowlinkfs_pipe_wait(pipe, flags);
+		if (ret <= 0)
+			return ret;
+		ret = cowlinkfs_write_limits(out, *ppos, false);
+		if (ret)
+			return ret;
+	}
 	ret = cowlinkfs_prepare_write(out);
 	if (ret)
 		return ret;
