@@ -202,10 +202,16 @@ static void type_error(const char *what, const char *path, mode_t mode)
 
 /* get / set / clear */
 
-static const char *flag_what(void)
+/* What failed, for a message: "cowlink: WHAT 'PATH': why". */
+static const char *flag_what(enum cowlink_flag_op op)
 {
-	return args.flag_op == FLAG_GET ? "cannot read flag of" :
-					  "cannot set flag on";
+	static const char *const what[] = {
+		[FLAG_GET] = "cannot read flag of",
+		[FLAG_SET] = "cannot set flag on",
+		[FLAG_CLEAR] = "cannot clear flag of",
+	};
+
+	return what[op];
 }
 
 /* The flag ioctl of the subcommand on @fd: 0, or -1 with errno. */
@@ -234,17 +240,17 @@ static void flag_one(const char *path)
 
 	operand++;
 	if (lstat(path, &st) < 0) {
-		warn_path(flag_what(), path);
+		warn_path(flag_what(args.flag_op), path);
 		return;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		type_error(flag_what(), path, st.st_mode);
+		type_error(flag_what(args.flag_op), path, st.st_mode);
 		return;
 	}
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
 		  O_CLOEXEC);
 	if (fd < 0) {
-		warn_path(flag_what(), path);
+		warn_path(flag_what(args.flag_op), path);
 		return;
 	}
 	if (fstat(fd, &fst) < 0 || !walk_same(&fst, &st)) {
@@ -254,9 +260,9 @@ static void flag_one(const char *path)
 	} else if (flag_fd(fd, path) < 0) {
 		fs = errno == ENOTTY ? fs_of(fd, &fst) : NULL;
 		if (fs)
-			fs_refuses(fs, flag_what(), path);
+			fs_refuses(fs, flag_what(args.flag_op), path);
 		else
-			warn_path(flag_what(), path);
+			warn_path(flag_what(args.flag_op), path);
 	}
 	close(fd);
 }
@@ -269,7 +275,7 @@ static enum walk_action flag_visit(struct walk_entry *e)
 	/* Like chattr -R: the flag is for files and directories only. */
 	if (!S_ISREG(e->st.st_mode) && !S_ISDIR(e->st.st_mode)) {
 		if (!e->level)
-			type_error(flag_what(), e->path, e->st.st_mode);
+			type_error(flag_what(args.flag_op), e->path, e->st.st_mode);
 		return WALK_CONTINUE;
 	}
 	/*
@@ -277,7 +283,7 @@ static enum walk_action flag_visit(struct walk_entry *e)
 	 * nothing opened, but walked into, for a cowlinkfs mounted below.
 	 */
 	if (fs && !fs->cowlinkfs) {
-		fs_refuses(fs, flag_what(), e->path);
+		fs_refuses(fs, flag_what(args.flag_op), e->path);
 		return WALK_CONTINUE;
 	}
 	if (fd < 0)
@@ -287,9 +293,9 @@ static enum walk_action flag_visit(struct walk_entry *e)
 	if (flag_fd(fd, e->path) < 0) {
 		fs = errno == ENOTTY ? fs_of(fd, &e->st) : NULL;
 		if (fs)
-			fs_refuses(fs, flag_what(), e->path);
+			fs_refuses(fs, flag_what(args.flag_op), e->path);
 		else
-			warn_path(flag_what(), e->path);
+			warn_path(flag_what(args.flag_op), e->path);
 	}
 	if (fd != e->fd)
 		close(fd);
@@ -356,7 +362,7 @@ static void open_path_error(const char *what, const char *path)
  */
 static void from_set(const char *path, int cow)
 {
-	const char *what = "cannot set flag on";
+	const char *what = flag_what(cow ? FLAG_SET : FLAG_CLEAR);
 	struct fsinfo *fs;
 	struct stat st;
 	int pfd, fd = -1;
@@ -697,7 +703,7 @@ static void clone_file(struct walk_entry *e, int pfd, const char *name)
 	if (fd < 0)
 		return;
 	if (cowlink_fget(fd) != 1 && cowlink_fset(fd, 1) < 0) {
-		warn_path("cannot set flag on", e->path);
+		warn_path(flag_what(FLAG_SET), e->path);
 	} else if (linkat(e->dirfd, e->name, pfd, name, 0) < 0) {
 		if (errno == EMLINK)
 			clone_emlink(e);
@@ -849,7 +855,7 @@ static enum walk_action clone_mkdir(struct walk_entry *e, int pfd,
 		}
 		dst_gid = dst_top.st_gid;
 		if (cowlink_fset(fd, 1) < 0)
-			warn_path("cannot set flag on", dst_path(e));
+			warn_path(flag_what(FLAG_SET), dst_path(e));
 	}
 	/* Links cannot leave SRC's mount: cp -x makes the directory. */
 	if (mnt_root) {
@@ -1575,9 +1581,9 @@ static int entry_is_cow(struct walk_entry *e)
 	fs = fs_of(fd, &e->st);
 	cow = fs ? fd_is_cow(fd, fs, e->path) : -1;
 	if (cow < 0 && fs && errno == ENOTTY)
-		fs_refuses(fs, "cannot read flag of", e->path);
+		fs_refuses(fs, flag_what(FLAG_GET), e->path);
 	else if (cow < 0)
-		warn_path("cannot read flag of", e->path);
+		warn_path(flag_what(FLAG_GET), e->path);
 	close(fd);
 	return cow;
 }

@@ -218,14 +218,14 @@ static void not_cowlinkfs_tests(const char *dir)
 	      says(dir, "set %s/f",
 		   "cowlink: cannot set flag on '%s/f': not on a cowlinkfs mount\n") &&
 	      says(dir, "clear %s",
-		   "cowlink: cannot set flag on '%s': not on a cowlinkfs mount\n"),
+		   "cowlink: cannot clear flag of '%s': not on a cowlinkfs mount\n"),
 	      "cmd_get_set_clear_say_not_on_cowlinkfs");
 	check(says(dir, "get -R %s/n",
 		   "cowlink: cannot read flag of '%s/n': not on a cowlinkfs mount\n") &&
 	      says(dir, "set -R %s/n",
 		   "cowlink: cannot set flag on '%s/n': not on a cowlinkfs mount\n") &&
 	      says(dir, "clear -R %s/n/a/2",
-		   "cowlink: cannot set flag on '%s/n/a/2': not on a cowlinkfs mount\n"),
+		   "cowlink: cannot clear flag of '%s/n/a/2': not on a cowlinkfs mount\n"),
 	      "cmd_walk_says_not_on_cowlinkfs_once");
 	check(says(dir, "break -R -v %s/n",
 		   "cowlink: cannot break '%s/n': not on a cowlinkfs mount\n") &&
@@ -246,13 +246,15 @@ static void not_cowlinkfs_tests(const char *dir)
 		   "cowlink: cannot read flag of '%s/n/sl': is a symlink (not followed)\n") &&
 	      says(dir, "set -R %s/n/sl",
 		   "cowlink: cannot set flag on '%s/n/sl': is a symlink (not followed)\n") &&
+	      says(dir, "clear %s/n/sl",
+		   "cowlink: cannot clear flag of '%s/n/sl': is a symlink (not followed)\n") &&
 	      says(dir, "break %s/n/sl",
 		   "cowlink: cannot break '%s/n/sl': is a symlink (not followed)\n"),
 	      "cmd_symlink_operand_not_followed_in_words");
 	check(says(dir, "get %s/n/p",
 		   "cowlink: cannot read flag of '%s/n/p': not a regular file or directory\n") &&
 	      says(dir, "clear -R /dev/null",
-		   "cowlink: cannot set flag on '/dev/null': not a regular file or directory\n") &&
+		   "cowlink: cannot clear flag of '/dev/null': not a regular file or directory\n") &&
 	      !sh("printf 'cow %s/n/p\\n' >%s/n/rec", dir, dir) &&
 	      says(dir, "set --from=%s/n/rec",
 		   "cowlink: cannot set flag on '%s/n/p': not a regular file or directory\n"),
@@ -857,7 +859,7 @@ int main(void)
 	snprintf(want, sizeof(want),
 		 "cowlink: cannot set flag on '%s/a'$'\\n''b': No such file or directory\n"
 		 "cowlink: %s/rec:3: not a 'cow PATH' or '--- PATH' record\n"
-		 "cowlink: cannot set flag on '%s/f': not on a cowlinkfs mount\n",
+		 "cowlink: cannot clear flag of '%s/f': not on a cowlinkfs mount\n",
 		 dir, dir, dir);
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_set_from_unescapes_and_names_bad_records");
