@@ -1631,12 +1631,13 @@ static void status_one(struct walk_entry *e)
 
 /*
  * status takes what it is given, but does not follow a symlink operand,
- * as du does not: say so, where it would otherwise count as nothing in
- * silence.
+ * as du does not, and a FIFO, device or socket has no link to list: say
+ * so in the words of get, where it would otherwise count as nothing in
+ * silence, or be called not on cowlinkfs.
  */
 static int walk_refuses(const struct walk_entry *e)
 {
-	if (e->level || !S_ISLNK(e->st.st_mode))
+	if (e->level || S_ISREG(e->st.st_mode) || S_ISDIR(e->st.st_mode))
 		return 0;
 	type_error("cannot walk", e->path, e->st.st_mode);
 	return 1;

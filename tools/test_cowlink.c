@@ -838,6 +838,14 @@ int main(void)
 		 "cowlink: cannot walk '%s/sl': is a symlink (not followed)\n", dir);
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_status_symlink_operand_not_followed");
+	snprintf(line, sizeof(line), "status %s/p", dir);
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot walk '%s/p': not a regular file or directory\n",
+		 dir);
+	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want) &&
+	      run("status /dev/null", err, sizeof(err)) == 1 &&
+	      !strcmp(err, "cowlink: cannot walk '/dev/null': not a regular file or directory\n"),
+	      "cmd_status_special_file_operand_in_words");
 	snprintf(line, sizeof(line), "status --json %s/s", dir);
 	ok = run_out(line, out, sizeof(out)) == 0 &&
 	     strstr(out, "\"files_shared\": 0,") &&
