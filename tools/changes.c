@@ -652,6 +652,12 @@ int cowlink_changes(const struct cowlink_args *args)
 		close(cfd);
 		return 1;
 	}
+	/*
+	 * Off cowlinkfs a shared inode is no proof that a name is unchanged:
+	 * a write through it changed both trees alike, which then agree.
+	 */
+	note_off_cowlinkfs(pfd, &pst, root[0]);
+	note_off_cowlinkfs(cfd, &cst, root[1]);
 	if (args->json)
 		printf("{\n  \"changes\": [");
 	/* The tops themselves: by their metadata, as any directory. */

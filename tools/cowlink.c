@@ -189,6 +189,26 @@ static void fs_refuses(struct fsinfo *fs, const char *what, const char *path)
 }
 
 /*
+ * The same, as a note, not an error, for status, du and changes, whose
+ * figures hold on any filesystem: "cowlink: SUBCOMMAND of PATH: ...".
+ */
+static void fs_note(struct fsinfo *fs, const char *path)
+{
+	if (!fs || fs->cowlinkfs || fs->told == operand)
+		return;
+	fs->told = operand;
+	fprintf(stderr, "cowlink: %s of %s: not on a cowlinkfs mount (no link there is copy-on-write)\n",
+		args.name, quote(path));
+}
+
+/* fs_note() for an operand of changes, open as @fd, whose stat is @st. */
+void note_off_cowlinkfs(int fd, const struct stat *st, const char *path)
+{
+	operand++;
+	fs_note(fs_of(fd, st), path);
+}
+
+/*
  * Words for what has no flag, where strerror() would say "Invalid
  * argument" or "Too many levels of symbolic links".
  */
@@ -1645,17 +1665,10 @@ static int walk_refuses(const struct walk_entry *e)
 
 static enum walk_action status_visit(struct walk_entry *e)
 {
-	struct fsinfo *fs;
-
 	if (walk_refuses(e))
 		return WALK_CONTINUE;
-	fs = fs_of_entry(e);
 	/* A note, not an error: the figures are right, and none is COW. */
-	if (fs && !fs->cowlinkfs && fs->told != operand) {
-		fs->told = operand;
-		fprintf(stderr, "cowlink: status of %s: not on a cowlinkfs mount (no link there is copy-on-write)\n",
-			quote(e->path));
-	}
+	fs_note(fs_of_entry(e), e->path);
 	if (S_ISDIR(e->st.st_mode))
 		return seen_first(&seen_dirs, e->st.st_dev, e->st.st_ino) ?
 		       WALK_CONTINUE : WALK_SKIP;
@@ -1748,6 +1761,8 @@ static enum walk_action du_visit(struct walk_entry *e)
 
 	if (!e->level)
 		du_found = 1;
+	/* The bytes freed are the same anywhere, but no link there is COW. */
+	fs_note(fs_of_entry(e), e->path);
 	if (!dir && e->st.st_nlink < 2) {
 		du_bytes += (unsigned long long)e->st.st_blocks * 512;
 		return WALK_CONTINUE;
