@@ -105,7 +105,7 @@ static const char *type_name(mode_t mode)
 	return "unknown";
 }
 
-/* One record: "CHANGE PATH", escaped as get's records, or JSON. */
+/* One record: "CHANGE PATH", written as get's records, or JSON. */
 static void report(enum change ch, mode_t mode, unsigned int what)
 {
 	const char *path = *rel ? rel : ".";
@@ -114,7 +114,8 @@ static void report(enum change ch, mode_t mode, unsigned int what)
 
 	counts[ch]++;
 	if (!cargs->json) {
-		cowlink_put_change(stdout, change_names[ch], path, cargs->null);
+		cowlink_put_change(stdout, change_names[ch], path, cargs->null,
+				   cargs->tty);
 		return;
 	}
 	printf("%s\n    {\"path\": ", first ? "" : ",");

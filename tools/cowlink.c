@@ -243,7 +243,7 @@ static int flag_fd(int fd, const char *path)
 		return cowlink_fset(fd, args.flag_op == FLAG_SET);
 	v = cowlink_fget(fd);
 	if (v >= 0)
-		cowlink_put_record(stdout, v, path, args.null);
+		cowlink_put_record(stdout, v, path, args.null, args.tty);
 	return v < 0 ? -1 : 0;
 }
 
@@ -2091,6 +2091,8 @@ static int run(int argc, char **argv)
 		return 0;
 	}
 
+	/* The records of get and changes: for a terminal, or exact. */
+	args.tty = isatty(STDOUT_FILENO);
 	switch (args.cmd) {
 	case CMD_FLAG:
 		return cmd_flag(args.argc, args.argv);

@@ -27,6 +27,7 @@ struct cowlink_args {
 	int verbose;
 	int json;
 	int null;		/* -0: records end with NUL, no escaping */
+	int tty;		/* run(): stdout is a terminal, records quote names */
 	int progress;
 	const char *from;	/* set --from=FILE */
 	int argc;		/* the operands */
@@ -38,8 +39,10 @@ struct cowlink_args {
 int cowlink_parse(int argc, char **argv, struct cowlink_args *args);
 const char *cowlink_usage(const struct cowlink_args *args);
 
-void cowlink_put_record(FILE *f, int cow, const char *path, int null);
-void cowlink_put_change(FILE *f, const char *tag, const char *path, int null);
+void cowlink_put_record(FILE *f, int cow, const char *path, int null,
+			int tty);
+void cowlink_put_change(FILE *f, const char *tag, const char *path, int null,
+			int tty);
 int cowlink_parse_record(char *rec, int null, char **path);
 void cowlink_json_string(FILE *f, const char *s);
 
