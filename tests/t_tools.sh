@@ -365,6 +365,13 @@ test_get_records_replay_with_set_from() {
 	grep -qxF '\cow ./d/n\nl' /tmp/flags || fail "newline record: $(cat /tmp/flags)"
 	grep -qxF -e "--- ./$odd" /tmp/flags || fail "odd bytes as they are: $(cat /tmp/flags)"
 	check_eq "$(wc -l </tmp/flags)" 6 "one line per name"
+	# On a terminal the names are quoted as status lists them instead.
+	(cd "$M"/t && script -qec "cowlink get -R ." /dev/null </dev/null) |
+		tr -d '\r' >/tmp/tty
+	grep -qxF -e "cow './b\\s'" /tmp/tty || fail "backslash on a terminal: $(cat /tmp/tty)"
+	grep -qxF -e "cow './d/n'\$'\\n''l'" /tmp/tty || fail "newline on a terminal: $(cat /tmp/tty)"
+	grep -qxF -e "--- './o'\$'\\377'" /tmp/tty || fail "odd bytes on a terminal: $(cat /tmp/tty)"
+	grep -qxF -e "cow ./a" /tmp/tty || fail "plain name on a terminal: $(cat /tmp/tty)"
 	cowlink clear -R "$M"/t
 	(cd "$M"/t && cowlink set --from=/tmp/flags)
 	(cd "$M"/t && cowlink get -R -0 .) | cmp -s - /tmp/flags0 || fail "replay of newline records"

@@ -57,7 +57,9 @@ static const char usage_get[] =
 "\n"
 "Without -0, a record whose name holds a backslash, newline or carriage\n"
 "return starts with a backslash and has them as \\\\, \\n and \\r, as\n"
-"sha256sum writes them.  'cowlink set --from' reads both forms back.\n";
+"sha256sum writes them.  'cowlink set --from' reads both forms back.\n"
+"On a terminal, names are quoted instead, as 'cowlink status' lists them,\n"
+"with -0 too.\n";
 
 static const char usage_set[] =
 "Usage: cowlink set [OPTION]... PATH...\n"
@@ -158,7 +160,8 @@ static const char usage_changes[] =
 "\n"
 "Without -0, a record whose name holds a backslash, newline or carriage\n"
 "return starts with a backslash and has them as \\\\, \\n and \\r, as\n"
-"'cowlink get' writes them.\n";
+"'cowlink get' writes them.  On a terminal, names are quoted instead, as\n"
+"'cowlink status' lists them, with -0 too.\n";
 
 static const struct {
 	const char *name;
@@ -373,15 +376,25 @@ const char *cowlink_usage(const struct cowlink_args *args)
  * so, as sha256sum does, the record then starts with a backslash and has
  * them as \\, \n and \r.  With -0 records end with NUL and names are
  * printed as they are: nothing else can be in a name.
+ *
+ * That is the form for scripts, and set --from.  On a terminal (@tty),
+ * where an escape sequence or a byte that is no character would reach
+ * the screen as it is, the name is quoted as status lists names, with -0
+ * too: as ls quotes names on a terminal and not in a pipe.
  */
-void cowlink_put_record(FILE *f, int cow, const char *path, int null)
+void cowlink_put_record(FILE *f, int cow, const char *path, int null, int tty)
 {
-	cowlink_put_change(f, cow ? "cow" : "---", path, null);
+	cowlink_put_change(f, cow ? "cow" : "---", path, null, tty);
 }
 
 /* A record "TAG PATH" of any listing, as cowlink_put_record() writes it. */
-void cowlink_put_change(FILE *f, const char *tag, const char *path, int null)
+void cowlink_put_change(FILE *f, const char *tag, const char *path, int null,
+			int tty)
 {
+	if (tty) {
+		fprintf(f, "%s %s%c", tag, quote_name(path), null ? '\0' : '\n');
+		return;
+	}
 	if (null || !strpbrk(path, "\\\n\r")) {
 		fprintf(f, "%s %s%c", tag, path, null ? '\0' : '\n');
 		return;

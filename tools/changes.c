@@ -105,7 +105,7 @@ static const char *type_name(mode_t mode)
 	return "unknown";
 }
 
-/* One record: "CHANGE PATH", escaped as get's records, or JSON. */
+/* One record: "CHANGE PATH", written as get's records, or JSON. */
 static void report(enum change ch, mode_t mode, unsigned int what)
 {
 	const char *path = *rel ? rel : ".";
@@ -114,7 +114,8 @@ static void report(enum change ch, mode_t mode, unsigned int what)
 
 	counts[ch]++;
 	if (!cargs->json) {
-		cowlink_put_change(stdout, change_names[ch], path, cargs->null);
+		cowlink_put_change(stdout, change_names[ch], path, cargs->null,
+				   cargs->tty);
 		return;
 	}
 	printf("%s\n    {\"path\": ", first ? "" : ",");
@@ -652,6 +653,12 @@ int cowlink_changes(const struct cowlink_args *args)
 		close(cfd);
 		return 1;
 	}
+	/*
+	 * Off cowlinkfs a shared inode is no proof that a name is unchanged:
+	 * a write through it changed both trees alike, which then agree.
+	 */
+	note_off_cowlinkfs(pfd, &pst, root[0]);
+	note_off_cowlinkfs(cfd, &cst, root[1]);
 	if (args->json)
 		printf("{\n  \"changes\": [");
 	/* The tops themselves: by their metadata, as any directory. */

@@ -189,6 +189,26 @@ static void fs_refuses(struct fsinfo *fs, const char *what, const char *path)
 }
 
 /*
+ * The same, as a note, not an error, for status, du and changes, whose
+ * figures hold on any filesystem: "cowlink: SUBCOMMAND of PATH: ...".
+ */
+static void fs_note(struct fsinfo *fs, const char *path)
+{
+	if (!fs || fs->cowlinkfs || fs->told == operand)
+		return;
+	fs->told = operand;
+	fprintf(stderr, "cowlink: %s of %s: not on a cowlinkfs mount (no link there is copy-on-write)\n",
+		args.name, quote(path));
+}
+
+/* fs_note() for an operand of changes, open as @fd, whose stat is @st. */
+void note_off_cowlinkfs(int fd, const struct stat *st, const char *path)
+{
+	operand++;
+	fs_note(fs_of(fd, st), path);
+}
+
+/*
  * Words for what has no flag, where strerror() would say "Invalid
  * argument" or "Too many levels of symbolic links".
  */
@@ -202,10 +222,16 @@ static void type_error(const char *what, const char *path, mode_t mode)
 
 /* get / set / clear */
 
-static const char *flag_what(void)
+/* What failed, for a message: "cowlink: WHAT 'PATH': why". */
+static const char *flag_what(enum cowlink_flag_op op)
 {
-	return args.flag_op == FLAG_GET ? "cannot read flag of" :
-					  "cannot set flag on";
+	static const char *const what[] = {
+		[FLAG_GET] = "cannot read flag of",
+		[FLAG_SET] = "cannot set flag on",
+		[FLAG_CLEAR] = "cannot clear flag of",
+	};
+
+	return what[op];
 }
 
 /* The flag ioctl of the subcommand on @fd: 0, or -1 with errno. */
@@ -217,7 +243,7 @@ static int flag_fd(int fd, const char *path)
 		return cowlink_fset(fd, args.flag_op == FLAG_SET);
 	v = cowlink_fget(fd);
 	if (v >= 0)
-		cowlink_put_record(stdout, v, path, args.null);
+		cowlink_put_record(stdout, v, path, args.null, args.tty);
 	return v < 0 ? -1 : 0;
 }
 
@@ -234,17 +260,17 @@ static void flag_one(const char *path)
 
 	operand++;
 	if (lstat(path, &st) < 0) {
-		warn_path(flag_what(), path);
+		warn_path(flag_what(args.flag_op), path);
 		return;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		type_error(flag_what(), path, st.st_mode);
+		type_error(flag_what(args.flag_op), path, st.st_mode);
 		return;
 	}
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
 		  O_CLOEXEC);
 	if (fd < 0) {
-		warn_path(flag_what(), path);
+		warn_path(flag_what(args.flag_op), path);
 		return;
 	}
 	if (fstat(fd, &fst) < 0 || !walk_same(&fst, &st)) {
@@ -254,9 +280,9 @@ static void flag_one(const char *path)
 	} else if (flag_fd(fd, path) < 0) {
 		fs = errno == ENOTTY ? fs_of(fd, &fst) : NULL;
 		if (fs)
-			fs_refuses(fs, flag_what(), path);
+			fs_refuses(fs, flag_what(args.flag_op), path);
 		else
-			warn_path(flag_what(), path);
+			warn_path(flag_what(args.flag_op), path);
 	}
 	close(fd);
 }
@@ -269,7 +295,7 @@ static enum walk_action flag_visit(struct walk_entry *e)
 	/* Like chattr -R: the flag is for files and directories only. */
 	if (!S_ISREG(e->st.st_mode) && !S_ISDIR(e->st.st_mode)) {
 		if (!e->level)
-			type_error(flag_what(), e->path, e->st.st_mode);
+			type_error(flag_what(args.flag_op), e->path, e->st.st_mode);
 		return WALK_CONTINUE;
 	}
 	/*
@@ -277,7 +303,7 @@ static enum walk_action flag_visit(struct walk_entry *e)
 	 * nothing opened, but walked into, for a cowlinkfs mounted below.
 	 */
 	if (fs && !fs->cowlinkfs) {
-		fs_refuses(fs, flag_what(), e->path);
+		fs_refuses(fs, flag_what(args.flag_op), e->path);
 		return WALK_CONTINUE;
 	}
 	if (fd < 0)
@@ -287,9 +313,9 @@ static enum walk_action flag_visit(struct walk_entry *e)
 	if (flag_fd(fd, e->path) < 0) {
 		fs = errno == ENOTTY ? fs_of(fd, &e->st) : NULL;
 		if (fs)
-			fs_refuses(fs, flag_what(), e->path);
+			fs_refuses(fs, flag_what(args.flag_op), e->path);
 		else
-			warn_path(flag_what(), e->path);
+			warn_path(flag_what(args.flag_op), e->path);
 	}
 	if (fd != e->fd)
 		close(fd);
@@ -356,7 +382,7 @@ static void open_path_error(const char *what, const char *path)
  */
 static void from_set(const char *path, int cow)
 {
-	const char *what = "cannot set flag on";
+	const char *what = flag_what(cow ? FLAG_SET : FLAG_CLEAR);
 	struct fsinfo *fs;
 	struct stat st;
 	int pfd, fd = -1;
@@ -697,7 +723,7 @@ static void clone_file(struct walk_entry *e, int pfd, const char *name)
 	if (fd < 0)
 		return;
 	if (cowlink_fget(fd) != 1 && cowlink_fset(fd, 1) < 0) {
-		warn_path("cannot set flag on", e->path);
+		warn_path(flag_what(FLAG_SET), e->path);
 	} else if (linkat(e->dirfd, e->name, pfd, name, 0) < 0) {
 		if (errno == EMLINK)
 			clone_emlink(e);
@@ -849,7 +875,7 @@ static enum walk_action clone_mkdir(struct walk_entry *e, int pfd,
 		}
 		dst_gid = dst_top.st_gid;
 		if (cowlink_fset(fd, 1) < 0)
-			warn_path("cannot set flag on", dst_path(e));
+			warn_path(flag_what(FLAG_SET), dst_path(e));
 	}
 	/* Links cannot leave SRC's mount: cp -x makes the directory. */
 	if (mnt_root) {
@@ -1575,9 +1601,9 @@ static int entry_is_cow(struct walk_entry *e)
 	fs = fs_of(fd, &e->st);
 	cow = fs ? fd_is_cow(fd, fs, e->path) : -1;
 	if (cow < 0 && fs && errno == ENOTTY)
-		fs_refuses(fs, "cannot read flag of", e->path);
+		fs_refuses(fs, flag_what(FLAG_GET), e->path);
 	else if (cow < 0)
-		warn_path("cannot read flag of", e->path);
+		warn_path(flag_what(FLAG_GET), e->path);
 	close(fd);
 	return cow;
 }
@@ -1625,12 +1651,13 @@ static void status_one(struct walk_entry *e)
 
 /*
  * status takes what it is given, but does not follow a symlink operand,
- * as du does not: say so, where it would otherwise count as nothing in
- * silence.
+ * as du does not, and a FIFO, device or socket has no link to list: say
+ * so in the words of get, where it would otherwise count as nothing in
+ * silence, or be called not on cowlinkfs.
  */
 static int walk_refuses(const struct walk_entry *e)
 {
-	if (e->level || !S_ISLNK(e->st.st_mode))
+	if (e->level || S_ISREG(e->st.st_mode) || S_ISDIR(e->st.st_mode))
 		return 0;
 	type_error("cannot walk", e->path, e->st.st_mode);
 	return 1;
@@ -1638,17 +1665,10 @@ static int walk_refuses(const struct walk_entry *e)
 
 static enum walk_action status_visit(struct walk_entry *e)
 {
-	struct fsinfo *fs;
-
 	if (walk_refuses(e))
 		return WALK_CONTINUE;
-	fs = fs_of_entry(e);
 	/* A note, not an error: the figures are right, and none is COW. */
-	if (fs && !fs->cowlinkfs && fs->told != operand) {
-		fs->told = operand;
-		fprintf(stderr, "cowlink: status of %s: not on a cowlinkfs mount (no link there is copy-on-write)\n",
-			quote(e->path));
-	}
+	fs_note(fs_of_entry(e), e->path);
 	if (S_ISDIR(e->st.st_mode))
 		return seen_first(&seen_dirs, e->st.st_dev, e->st.st_ino) ?
 		       WALK_CONTINUE : WALK_SKIP;
@@ -1741,6 +1761,8 @@ static enum walk_action du_visit(struct walk_entry *e)
 
 	if (!e->level)
 		du_found = 1;
+	/* The bytes freed are the same anywhere, but no link there is COW. */
+	fs_note(fs_of_entry(e), e->path);
 	if (!dir && e->st.st_nlink < 2) {
 		du_bytes += (unsigned long long)e->st.st_blocks * 512;
 		return WALK_CONTINUE;
@@ -2069,6 +2091,8 @@ static int run(int argc, char **argv)
 		return 0;
 	}
 
+	/* The records of get and changes: for a terminal, or exact. */
+	args.tty = isatty(STDOUT_FILENO);
 	switch (args.cmd) {
 	case CMD_FLAG:
 		return cmd_flag(args.argc, args.argv);

@@ -27,6 +27,7 @@ struct cowlink_args {
 	int verbose;
 	int json;
 	int null;		/* -0: records end with NUL, no escaping */
+	int tty;		/* run(): stdout is a terminal, records quote names */
 	int progress;
 	const char *from;	/* set --from=FILE */
 	int argc;		/* the operands */
@@ -38,8 +39,10 @@ struct cowlink_args {
 int cowlink_parse(int argc, char **argv, struct cowlink_args *args);
 const char *cowlink_usage(const struct cowlink_args *args);
 
-void cowlink_put_record(FILE *f, int cow, const char *path, int null);
-void cowlink_put_change(FILE *f, const char *tag, const char *path, int null);
+void cowlink_put_record(FILE *f, int cow, const char *path, int null,
+			int tty);
+void cowlink_put_change(FILE *f, const char *tag, const char *path, int null,
+			int tty);
 int cowlink_parse_record(char *rec, int null, char **path);
 void cowlink_json_string(FILE *f, const char *s);
 
@@ -51,11 +54,14 @@ int cowlink_changes(const struct cowlink_args *args);
 /*
  * cowlink.c, for changes.c too: the exit status 1 once anything failed;
  * "cowlink: WHAT 'PATH': strerror(errno)", which sets it; realloc() or
- * exit with a message.
+ * exit with a message; the note that the operand PATH, open as FD, is
+ * not on a cowlinkfs mount, as status and du give it.
  */
+struct stat;
 extern int failed;
 void warn_path(const char *what, const char *path);
 void *xrealloc(void *p, size_t size);
+void note_off_cowlinkfs(int fd, const struct stat *st, const char *path);
 
 /* A file name in a message, as coreutils writes it: 'name'. */
 static inline const char *quote(const char *s)

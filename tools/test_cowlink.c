@@ -15,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 #include "cowlink.h"
 #include "libcowlink.h"
@@ -72,26 +73,32 @@ static int run_to(const char *args, char *err, size_t len, const char *redir)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Does the record of COW and PATH read WANT, and read back the same? */
-static int record(int cow, const char *path, int null, const char *want)
+/*
+ * Does the record of COW and PATH read WANT, and read back the same?
+ * Not on a terminal (@tty), where it is for reading, not for set --from.
+ */
+static int record(int cow, const char *path, int null, int tty,
+		  const char *want)
 {
 	char *buf = NULL, *back;
 	size_t len = 0;
 	int ok, got;
 	FILE *f = open_memstream(&buf, &len);
 
-	cowlink_put_record(f, cow, path, null);
+	cowlink_put_record(f, cow, path, null, tty);
 	fclose(f);
 	ok = len == strlen(want) + (null ? 1 : 0) && !memcmp(buf, want, len);
+	if (!ok)
+		printf("# got %s\n", buf);
 	buf[len - 1] = '\0';	/* the terminator, as getdelim leaves it */
 	got = cowlink_parse_record(buf, null, &back);
-	ok = ok && got == cow && !strcmp(back, path);
+	ok = ok && (tty || (got == cow && !strcmp(back, path)));
 	free(buf);
 	return ok;
 }
 
 /* Is the record of changes for TAG and PATH WANT? */
-static int change(const char *tag, const char *path, int null,
+static int change(const char *tag, const char *path, int null, int tty,
 		  const char *want)
 {
 	char *buf = NULL;
@@ -99,7 +106,7 @@ static int change(const char *tag, const char *path, int null,
 	int ok;
 	FILE *f = open_memstream(&buf, &len);
 
-	cowlink_put_change(f, tag, path, null);
+	cowlink_put_change(f, tag, path, null, tty);
 	fclose(f);
 	ok = len == strlen(want) + (null ? 1 : 0) && !memcmp(buf, want, len);
 	if (!ok)
@@ -190,8 +197,9 @@ static int run_out(const char *args, char *out, size_t len)
 	return run_to(args, out, len, "2>/dev/null");
 }
 
-/* Does ./cowlink ARGS (on DIR) exit 1 with the one message WANT? */
-static int says(const char *dir, const char *args, const char *want)
+/* Does ./cowlink ARGS (on DIR) exit STATUS with the messages WANT? */
+static int exits_saying(const char *dir, const char *args, int status,
+			const char *want)
 {
 	char line[1024], msg[1024], err[4096];
 	int st;
@@ -199,9 +207,15 @@ static int says(const char *dir, const char *args, const char *want)
 	snprintf(line, sizeof(line), args, dir, dir);
 	snprintf(msg, sizeof(msg), want, dir, dir);
 	st = run(line, err, sizeof(err));
-	if (st != 1 || strcmp(err, msg))
+	if (st != status || strcmp(err, msg))
 		printf("# exit %d: %s", st, err);
-	return st == 1 && !strcmp(err, msg);
+	return st == status && !strcmp(err, msg);
+}
+
+/* Does ./cowlink ARGS (on DIR) exit 1 with the one message WANT? */
+static int says(const char *dir, const char *args, const char *want)
+{
+	return exits_saying(dir, args, 1, want);
 }
 
 /*
@@ -218,14 +232,14 @@ static void not_cowlinkfs_tests(const char *dir)
 	      says(dir, "set %s/f",
 		   "cowlink: cannot set flag on '%s/f': not on a cowlinkfs mount\n") &&
 	      says(dir, "clear %s",
-		   "cowlink: cannot set flag on '%s': not on a cowlinkfs mount\n"),
+		   "cowlink: cannot clear flag of '%s': not on a cowlinkfs mount\n"),
 	      "cmd_get_set_clear_say_not_on_cowlinkfs");
 	check(says(dir, "get -R %s/n",
 		   "cowlink: cannot read flag of '%s/n': not on a cowlinkfs mount\n") &&
 	      says(dir, "set -R %s/n",
 		   "cowlink: cannot set flag on '%s/n': not on a cowlinkfs mount\n") &&
 	      says(dir, "clear -R %s/n/a/2",
-		   "cowlink: cannot set flag on '%s/n/a/2': not on a cowlinkfs mount\n"),
+		   "cowlink: cannot clear flag of '%s/n/a/2': not on a cowlinkfs mount\n"),
 	      "cmd_walk_says_not_on_cowlinkfs_once");
 	check(says(dir, "break -R -v %s/n",
 		   "cowlink: cannot break '%s/n': not on a cowlinkfs mount\n") &&
@@ -246,13 +260,15 @@ static void not_cowlinkfs_tests(const char *dir)
 		   "cowlink: cannot read flag of '%s/n/sl': is a symlink (not followed)\n") &&
 	      says(dir, "set -R %s/n/sl",
 		   "cowlink: cannot set flag on '%s/n/sl': is a symlink (not followed)\n") &&
+	      says(dir, "clear %s/n/sl",
+		   "cowlink: cannot clear flag of '%s/n/sl': is a symlink (not followed)\n") &&
 	      says(dir, "break %s/n/sl",
 		   "cowlink: cannot break '%s/n/sl': is a symlink (not followed)\n"),
 	      "cmd_symlink_operand_not_followed_in_words");
 	check(says(dir, "get %s/n/p",
 		   "cowlink: cannot read flag of '%s/n/p': not a regular file or directory\n") &&
 	      says(dir, "clear -R /dev/null",
-		   "cowlink: cannot set flag on '/dev/null': not a regular file or directory\n") &&
+		   "cowlink: cannot clear flag of '/dev/null': not a regular file or directory\n") &&
 	      !sh("printf 'cow %s/n/p\\n' >%s/n/rec", dir, dir) &&
 	      says(dir, "set --from=%s/n/rec",
 		   "cowlink: cannot set flag on '%s/n/p': not a regular file or directory\n"),
@@ -278,14 +294,18 @@ static int sh_out(const char *cmd, char *out, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* A number read from the output of the shell command FMT, or -1. */
+/*
+ * A number read from the output of the shell command FMT, or -1; its
+ * messages (cowlink's notes off cowlinkfs) are checked elsewhere.
+ */
 static long long sh_num(const char *fmt, const char *dir)
 {
-	char cmd[1024];
+	char inner[1024], cmd[1100];
 	long long v = -1;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), fmt, dir, dir);
+	snprintf(inner, sizeof(inner), fmt, dir, dir);
+	snprintf(cmd, sizeof(cmd), "{ %s; } 2>/dev/null", inner);
 	f = popen(cmd, "r");
 	if (f) {
 		if (fscanf(f, "%lld", &v) != 1)
@@ -314,19 +334,6 @@ static int run_out_is(const char *dir, const char *mine, const char *theirs,
 	if (st != status || strcmp(a, b))
 		printf("# exit %d, %s# not %s", st, a, b);
 	return st == status && !strcmp(a, b);
-}
-
-/* Does ./cowlink ARGS (on DIR) exit 0 with nothing on stderr? */
-static int says_nothing(const char *dir, const char *args)
-{
-	char line[1024], err[4096];
-	int st;
-
-	snprintf(line, sizeof(line), args, dir, dir);
-	st = run(line, err, sizeof(err));
-	if (st || *err)
-		printf("# exit %d: %s", st, err);
-	return !st && !*err;
 }
 
 /*
@@ -361,9 +368,15 @@ static void du_tests(const char *dir)
 	      "cmd_du_of_a_file_operand");
 	check(sh_num("./cowlink du %s/d/out %s/d/t | tail -n 1", dir) == whole - c,
 	      "cmd_du_operands_apart_not_summed_as_du_does");
-	check(run_out_is(dir, "./cowlink du %s/sl", "du -s -B1 %s/sl", 0) &&
-	      says_nothing(dir, "du %s/sl"),
+	check(run_out_is(dir, "./cowlink du %s/sl", "du -s -B1 %s/sl", 0),
 	      "cmd_du_symlink_operand_counts_as_itself_as_du_s");
+	/* As status says it: once per operand, not per file, exit 0. */
+	check(exits_saying(dir, "du %s/d/t", 0,
+			   "cowlink: du of '%s/d/t': not on a cowlinkfs mount (no link there is copy-on-write)\n") &&
+	      exits_saying(dir, "du %s/sl %s/d", 0,
+			   "cowlink: du of '%s/sl': not on a cowlinkfs mount (no link there is copy-on-write)\n"
+			   "cowlink: du of '%s/d': not on a cowlinkfs mount (no link there is copy-on-write)\n"),
+	      "cmd_du_notes_not_on_cowlinkfs_once_per_operand_exit_0");
 	check(says(dir, "du %s/missing",
 		   "cowlink: cannot access '%s/missing': No such file or directory\n") &&
 	      run_out_is(dir, "./cowlink du %s/missing", "du -s -B1 %s/missing", 1),
@@ -454,6 +467,108 @@ static void mount_point_tests(const char *dir)
 		check(1, "walk_mount_point_other_fs_and_bind_mounts # SKIP no user namespace");
 	else
 		check(!WEXITSTATUS(st), "walk_mount_point_other_fs_and_bind_mounts");
+}
+
+/*
+ * Run ./cowlink ARGS in the C locale with its stdout on a pseudo-terminal
+ * (raw: no CR added before a newline) and its stderr on /dev/null: its
+ * exit status and what it wrote in @out, or -2 where no pseudo-terminal
+ * can be had (a build chroot without devpts, say).
+ */
+static int run_on_tty(const char *args, char *out, size_t len)
+{
+	char cmd[1100];
+	struct termios t;
+	size_t got = 0;
+	int master, slave = -1, null, st;
+	ssize_t r;
+	pid_t pid;
+
+	snprintf(cmd, sizeof(cmd), "LC_ALL=C exec ./cowlink %s", args);
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master >= 0 && !grantpt(master) && !unlockpt(master))
+		slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0 || tcgetattr(slave, &t) < 0) {
+		if (master >= 0)
+			close(master);
+		return -2;
+	}
+	cfmakeraw(&t);
+	tcsetattr(slave, TCSANOW, &t);
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		null = open("/dev/null", O_WRONLY);
+		if (dup2(slave, 1) < 0 || null < 0 || dup2(null, 2) < 0)
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(slave);
+	/* Until every writer of the terminal is gone: then EIO. */
+	while (pid > 0 && got < len - 1) {
+		r = read(master, out + got, len - 1 - got);
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	out[got] = '\0';
+	close(master);
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Make the empty file @name in @dir: 0, or -1. */
+static int touch_in(const char *dir, const char *name)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	return fd < 0 ? -1 : close(fd);
+}
+
+/*
+ * The records of changes (and get, which writes them the same way) are
+ * exact for a pipe, which a script reads, and quoted as status lists
+ * names on a terminal, where an escape sequence or an invalid byte must
+ * not reach the screen as it is, as ls quotes names.
+ */
+static void tty_tests(const char *dir)
+{
+	static const char quoted[] =
+		"created 'bad'$'\\377'\n"
+		"created 'e'$'\\033''[31m'\n"
+		"created 'n'$'\\n''l'\n"
+		"created plain\n";
+	static const char exact[] =
+		"created bad\377\n"
+		"created e\033[31m\n"
+		"\\created n\\nl\n"
+		"created plain\n";
+	char c[512], line[1024], out[4096];
+	int st;
+
+	snprintf(c, sizeof(c), "%s/tt/c", dir);
+	check(!sh("mkdir -p %s/tt/p %s", dir, c) && !touch_in(c, "bad\377") &&
+	      !touch_in(c, "e\033[31m") && !touch_in(c, "n\nl") &&
+	      !touch_in(c, "plain"), "setup_odd_names_for_a_terminal");
+	snprintf(line, sizeof(line), "changes %s/tt/p %s", dir, c);
+	st = run_on_tty(line, out, sizeof(out));
+	if (st == -2) {
+		check(1, "cmd_changes_on_a_terminal_quotes_names # SKIP no pseudo-terminal");
+	} else {
+		if (st || strcmp(out, quoted))
+			printf("# exit %d: %s", st, out);
+		check(!st && !strcmp(out, quoted),
+		      "cmd_changes_on_a_terminal_quotes_names");
+	}
+	st = run_out(line, out, sizeof(out));
+	if (st || strcmp(out, exact))
+		printf("# exit %d: %s", st, out);
+	check(!st && !strcmp(out, exact), "cmd_changes_to_a_pipe_exact_records");
 }
 
 int main(void)
@@ -571,18 +686,30 @@ int main(void)
 	      parse("changes -R a b", &a) < 0 &&
 	      !strcmp(a.error, "invalid option '-R' for 'changes'"),
 	      "parse_changes_json_or_null_no_recursive");
-	check(change("created", "a b", 0, "created a b\n") &&
-	      change("modified", "a\nb\\", 0, "\\modified a\\nb\\\\\n") &&
-	      change("removed", "a\nb", 1, "removed a\nb"),
+	check(change("created", "a b", 0, 0, "created a b\n") &&
+	      change("modified", "a\nb\\", 0, 0, "\\modified a\\nb\\\\\n") &&
+	      change("removed", "a\nb", 1, 0, "removed a\nb"),
 	      "record_change_escaped_as_get_records");
 
-	check(record(1, "d/a", 0, "cow d/a\n"), "record_plain");
-	check(record(0, "d/a\nb", 0, "\\--- d/a\\nb\n"), "record_newline_escaped");
-	check(record(1, "a\\b\rc", 0, "\\cow a\\\\b\\rc\n"),
+	check(record(1, "d/a", 0, 0, "cow d/a\n"), "record_plain");
+	check(record(0, "d/a\nb", 0, 0, "\\--- d/a\\nb\n"), "record_newline_escaped");
+	check(record(1, "a\\b\rc", 0, 0, "\\cow a\\\\b\\rc\n"),
 	      "record_backslash_and_cr_escaped");
-	check(record(1, "odd\xff\xfe name", 0, "cow odd\xff\xfe name\n"),
-	      "record_odd_bytes_as_they_are");
-	check(record(0, "a\nb\\", 1, "--- a\nb\\"), "record_null_not_escaped");
+	check(record(1, "odd\xff\xfe name", 0, 0, "cow odd\xff\xfe name\n") &&
+	      change("created", "e\033[31m", 0, 0, "created e\033[31m\n"),
+	      "record_odd_bytes_as_they_are_not_on_a_terminal");
+	check(record(0, "a\nb\\", 1, 0, "--- a\nb\\"), "record_null_not_escaped");
+	/* On a terminal: quoted as status lists names, -0 or not. */
+	check(record(1, "d/a", 0, 1, "cow d/a\n") &&
+	      change("created", "a b", 0, 1, "created 'a b'\n"),
+	      "record_on_a_terminal_plain_name_as_it_is");
+	check(record(0, "d/a\nb\\", 0, 1, "--- 'd/a'$'\\n''b\\'\n") &&
+	      change("modified", "e\033[31m", 0, 1, "modified 'e'$'\\033''[31m'\n") &&
+	      change("removed", "bad\xff", 0, 1, "removed 'bad'$'\\377'\n"),
+	      "record_on_a_terminal_quoted_as_status_lists_names");
+	check(record(1, "a\nb", 1, 1, "cow 'a'$'\\n''b'") &&
+	      change("created", "e\033", 1, 1, "created 'e'$'\\033'"),
+	      "record_null_on_a_terminal_quoted_too");
 	check(unrecord("bogus", 0) == -1 && unrecord("cow ", 0) == -1 &&
 	      unrecord("\\cow a\\tb", 0) == -1 && unrecord("COW a", 0) == -1,
 	      "record_invalid_ones_refused");
@@ -743,6 +870,12 @@ int main(void)
 	if (!ok)
 		printf("# got %s", out);
 	check(ok, "cmd_changes_lists_breaks_creates_removes_metadata");
+	snprintf(want, sizeof(want),
+		 "cowlink: changes of '%s/ch/p': not on a cowlinkfs mount (no link there is copy-on-write)\n"
+		 "cowlink: changes of '%s/ch/c': not on a cowlinkfs mount (no link there is copy-on-write)\n",
+		 dir, dir);
+	check(run(line, err, sizeof(err)) == 0 && !strcmp(err, want),
+	      "cmd_changes_notes_not_on_cowlinkfs_once_per_operand_exit_0");
 	snprintf(line, sizeof(line), "changes --json %s/ch/p %s/ch/c", dir, dir);
 	ok = run_out(line, out, sizeof(out)) == 0 &&
 	     strstr(out, "{\"path\": \"a\", \"change\": \"modified\", "
@@ -801,6 +934,7 @@ int main(void)
 		 dir);
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_changes_missing_operand_dir_exit_1");
+	tty_tests(dir);
 
 	/* status: a directory is walked without -r, as du does */
 	check(!sh("mkdir -p %s/s/sub", dir) && !sh("printf x >%s/s/sub/h1", dir) &&
@@ -836,6 +970,14 @@ int main(void)
 		 "cowlink: cannot walk '%s/sl': is a symlink (not followed)\n", dir);
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_status_symlink_operand_not_followed");
+	snprintf(line, sizeof(line), "status %s/p", dir);
+	snprintf(want, sizeof(want),
+		 "cowlink: cannot walk '%s/p': not a regular file or directory\n",
+		 dir);
+	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want) &&
+	      run("status /dev/null", err, sizeof(err)) == 1 &&
+	      !strcmp(err, "cowlink: cannot walk '/dev/null': not a regular file or directory\n"),
+	      "cmd_status_special_file_operand_in_words");
 	snprintf(line, sizeof(line), "status --json %s/s", dir);
 	ok = run_out(line, out, sizeof(out)) == 0 &&
 	     strstr(out, "\"files_shared\": 0,") &&
@@ -857,7 +999,7 @@ int main(void)
 	snprintf(want, sizeof(want),
 		 "cowlink: cannot set flag on '%s/a'$'\\n''b': No such file or directory\n"
 		 "cowlink: %s/rec:3: not a 'cow PATH' or '--- PATH' record\n"
-		 "cowlink: cannot set flag on '%s/f': not on a cowlinkfs mount\n",
+		 "cowlink: cannot clear flag of '%s/f': not on a cowlinkfs mount\n",
 		 dir, dir, dir);
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_set_from_unescapes_and_names_bad_records");
