@@ -223,6 +223,25 @@ test_xattrs_and_acls() {
 	check_eq "$(getfacl -cpn $L/d/new 2>/dev/null | grep '^user:1000')" "user:1000:rwx	#effective:rw-" "default ACL inherited"
 }
 
+# fstests knows the ACL entry limit of a few filesystems by their type
+# (generic/026 is notrun through cowlinkfs): the limit through the mount
+# must be the lower fs's own, whatever it is (ext2 to ext4 fit about 500
+# entries in a block, xfs thousands, tmpfs as many as memory allows).
+test_acl_entry_limit_is_the_lower_fs_s() {
+	echo a >$M/f
+	echo a >$L/g
+	for n in 25 600; do
+		seq 2000 $((2000 + n - 1)) | sed 's/^/u:/; s/$/:r/' >/tmp/acl
+		below=OK through=OK
+		setfacl -M /tmp/acl $L/g 2>/dev/null || below=refused
+		setfacl -M /tmp/acl $M/f 2>/dev/null || through=refused
+		check_eq "$through" "$below" "$n ACL entries"
+		check_eq "$(getfacl -cpn $M/f 2>/dev/null | grep -c '^user:[0-9]')" \
+			"$(getfacl -cpn $L/g 2>/dev/null | grep -c '^user:[0-9]')" \
+			"entries kept of $n"
+	done
+}
+
 test_inode_flags_ioctl() {
 	echo a >$M/f
 	check_try OK setflags $M/f 40
