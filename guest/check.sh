@@ -2,7 +2,9 @@
 # Static checks, as make check and the suite run them: checkpatch.pl
 # --strict and sparse (C=2, with W=1) on the module, from the cached
 # kernel tree, shellcheck (warnings and errors) on every tracked shell
-# script, and the "# lowers:" lines of the tests (tests/plan.awk).  Prints TAP on stdout, findings as "#" lines; fails on any.
+# script, and the directives of the tests (tests/plan.awk: "# lowers:",
+# "# arch:" and the others).  Prints TAP on stdout, findings as "#"
+# lines; fails on any.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -46,8 +48,8 @@ say "check: every test function runs on some lower, and only on known ones" >&2
 known=" $(cat "$top/tests/lowers") "
 out=$(for f in "$top"/tests/t_*.sh; do
 	# a directive plan.awk does not take would be dropped without a word
-	grep -nE '^# (lowers|serial|lock|owns|matrix)' "$f" |
-		grep -vE '^[0-9]+:# (lowers: [a-z0-9 ]+|serial|owns-lower|lock: [a-z0-9-]+|matrix: (core|every))$' |
+	grep -nE '^# (lowers|serial|lock|owns|matrix|arch|timeout)' "$f" |
+		grep -vE '^[0-9]+:# (lowers: [a-z0-9 ]+|serial|owns-lower|lock: [a-z0-9-]+|matrix: (core|every)|arch: (aarch64|x86_64)|timeout: [1-9][0-9]*)$' |
 		sed "s|^|${f##*/}: malformed directive at line |"
 	awk -f "$top/tests/plan.awk" "$f" | while IFS="	" read -r fn on _; do
 		[ -n "$on" ] || echo "${f##*/}: $fn runs on no lower"

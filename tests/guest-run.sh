@@ -3,11 +3,12 @@
 # filesystem, each on a fresh lower directory with cowlinkfs mounted on
 # /mnt/t, and print KTAP as kselftest does: the version line and the plan
 # first, then one line per test and lower, "# SKIP" for a test that does
-# not apply to that lower (tests/plan.awk reads the "# lowers:",
-# "# serial", "# lock:", "# owns-lower" and "# matrix:" lines).  A
+# not apply to that lower or to this guest's architecture (tests/plan.awk
+# reads the "# lowers:", "# serial", "# lock:", "# owns-lower",
+# "# matrix:", "# arch:" and "# timeout:" lines).  A
 # worker per CPU (tests/worker.sh; two in make test) runs the tests at
 # once, then the serial ones run alone.  Each test has TEST_TIMEOUT seconds (600; make test
-# TEST_TIMEOUT=N).  A failed
+# TEST_TIMEOUT=N), or what its "# timeout:" line gives, if more.  A failed
 # test's whole output and kernel log go to /t/results/failed/.  Writes
 # /t/results/tap (the console sees each result as it comes; the file ends
 # up in plan order), the kernel log to /t/results/dmesg.
@@ -35,6 +36,8 @@ splat=$(cat $T/tests/splat.ere)
 core=$(cat $T/tests/lowers.core)
 full=no
 [ ! -e $T/full ] && [ ! -e $T/lowers ] || full=yes
+# A test whose "# arch:" line names another machine is a SKIP line.
+machine=$(uname -m)
 
 # in_matrix FS ON: whether a "# matrix: core" test for the lowers ON runs
 # on FS
@@ -51,8 +54,10 @@ in_matrix() {
 }
 
 # The plan, before anything runs, numbered as KTAP will number it:
-# "N FS FILE FUNCTION MODE STATE" per line (MODE as tests/plan.awk prints
-# it, STATE "run" or the lowers the test is for), "N - ONLY-WORD" for a
+# "N FS FILE FUNCTION MODE LIMIT STATE" per line (MODE and LIMIT, the
+# seconds of its "# timeout:" line or "-", as tests/plan.awk prints them,
+# STATE "run", the lowers the test is for, or "arch:MACHINE" where it
+# would run but this guest is not MACHINE), "N - ONLY-WORD" for a
 # word of ONLY that matches no file, "N FS -" for a lower on which
 # nothing would run.  A word of ONLY is a glob of file names, or
 # FILE:FUNCTION (globs both: "cow:*mmap*" runs the tests of t_cow.sh whose
@@ -87,22 +92,24 @@ for fs in $lowers; do
 		file=${w%%:*}
 		tglob=${w#*:}
 		awk -f $T/tests/plan.awk "$file" |
-		while IFS="	" read -r fn on mode matrix; do
+		while IFS="	" read -r fn on mode matrix arch limit; do
 			# shellcheck disable=SC2254 # a glob of ONLY
 			case ${fn#test_} in
 			$tglob) ;;
 			*) continue ;;
 			esac
+			state=run
+			[ "$arch" = any ] || [ "$arch" = "$machine" ] || state=arch:$arch
 			if [ "$matrix" = core ] && [ $full = no ] && ! in_matrix "$fs" "$on"; then
 				# a run FULL=1 would make (not a SKIP line)
 				case " $on " in
-				*" $fs "*) echo "$fs $file $fn" >>/tmp/left ;;
+				*" $fs "*) [ $state != run ] || echo "$fs $file $fn" >>/tmp/left ;;
 				esac
 				continue
 			fi
 			case " $on " in
-			*" $fs "*) echo "$fs $file $fn $mode run" ;;
-			*) echo "$fs $file $fn $mode $on" ;;
+			*" $fs "*) echo "$fs $file $fn $mode $limit $state" ;;
+			*) echo "$fs $file $fn $mode $limit $on" ;;
 			esac
 		done >>$plan
 	done

@@ -18,9 +18,15 @@
 #                   first lower it names if none; make test FULL=1 and an
 #                   explicit LOWERS run it on all of them.  Without it
 #                   ("# matrix: every"), a test runs on every lower.
+#   "# arch: MACHINE"  the test runs only in the guest whose uname -m is
+#                   MACHINE (x86_64: make test ARCH=x86_64; aarch64): in
+#                   the other, it is a SKIP line where it would run;
+#   "# timeout: SECONDS"  the test may run that long before the worker
+#                   kills it, instead of TEST_TIMEOUT's 600 (a larger
+#                   TEST_TIMEOUT wins).
 # Prints one line per test function: its name, a tab, the lowers, a tab,
-# "serial", "parallel", "owns-lower" or "lock:NAME", a tab, and "core" or
-# "every".
+# "serial", "parallel", "owns-lower" or "lock:NAME", a tab, "core" or
+# "every", a tab, the machine or "any", a tab, and the seconds or "-".
 /^# lowers: / {
 	v = $0
 	sub(/^# lowers: /, "", v)
@@ -35,13 +41,25 @@
 	pmode = $2 == "lock:" ? "lock:" $3 : $2
 	next
 }
+/^# arch: [a-z0-9_]+$/ {
+	parch = $3
+	next
+}
+/^# timeout: [0-9]+$/ {
+	plimit = $3
+	next
+}
 /^test_[a-z0-9_]*\(\) \{$/ {
 	print substr($0, 1, index($0, "(") - 1) "\t" (pending != "" ? pending : all) \
 		"\t" (pmode != "" ? pmode : fmode != "" ? fmode : "parallel") \
-		"\t" (pmatrix != "" ? pmatrix : fmatrix != "" ? fmatrix : "every")
+		"\t" (pmatrix != "" ? pmatrix : fmatrix != "" ? fmatrix : "every") \
+		"\t" (parch != "" ? parch : farch != "" ? farch : "any") \
+		"\t" (plimit != "" ? plimit : flimit != "" ? flimit : "-")
 	pending = ""
 	pmode = ""
 	pmatrix = ""
+	parch = ""
+	plimit = ""
 	seen = 1
 	next
 }
@@ -53,6 +71,12 @@
 		fmode = pmode
 	if (pmatrix != "" && !seen)
 		fmatrix = pmatrix
+	if (parch != "" && !seen)
+		farch = parch
+	if (plimit != "" && !seen)
+		flimit = plimit
 	pmode = ""
 	pmatrix = ""
+	parch = ""
+	plimit = ""
 }

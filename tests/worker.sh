@@ -1,9 +1,11 @@
 #!/bin/sh
 # Guest: one worker of guest-run.sh.  Takes plans (files of lines of
-# $R/plan: "N FS FILE FUNCTION MODE STATE", STATE "run" or the lowers the
-# test is for) from the file QUEUE, one at a time, first come first
-# served, until none is left, and runs the tests of each in order, each on
-# a fresh lower directory with cowlinkfs mounted on /mnt/t:
+# $R/plan: "N FS FILE FUNCTION MODE LIMIT STATE", LIMIT the seconds of the
+# test's "# timeout:" line or "-", STATE "run", the lowers the test is
+# for, or "arch:MACHINE", the guest it is for) from the file QUEUE, one at
+# a time, first come first served, until none is left, and runs the tests
+# of each in order, each on a fresh lower directory with cowlinkfs
+# mounted on /mnt/t:
 #   worker.sh PHASE QUEUE
 # PHASE "parallel" runs in a mount namespace of its own (guest-run.sh
 # starts it under unshare -m), with /tmp and /mnt its own, so that two
@@ -83,8 +85,8 @@ reap() {
 	done
 }
 
-# run_test FS FILE FUNCTION: one test on a fresh lower directory ($n and
-# $name are run_plan's)
+# run_test FS FILE FUNCTION: one test on a fresh lower directory ($n,
+# $name and $secs, its time limit, are run_plan's)
 run_test() {
 	root=/lower/$1/$3
 	[ ! -e "$root" ] || rm -rf "$root"
@@ -98,14 +100,14 @@ run_test() {
 	# killed before the unmount, or it keeps the mount busy and fails
 	# the tests after it
 	FS=$1 LDEV=$dev L=$root/lower M=/mnt/t \
-		timeout -k 10 "$TEST_TIMEOUT" sh $T/tests/run-one.sh "$2" "$3" \
+		timeout -k 10 "$secs" sh $T/tests/run-one.sh "$2" "$3" \
 		>/tmp/test.log 2>&1 </dev/null &
 	pg=$!
 	wait $pg
 	rc=$?
 	reap $pg
 	[ $rc != 124 ] ||
-		echo "TIMEOUT: still running after $TEST_TIMEOUT s, killed" >>/tmp/test.log
+		echo "TIMEOUT: still running after $secs s, killed" >>/tmp/test.log
 	cd /
 	# Whatever the test left mounted goes, innermost (listed last) first;
 	# the lower fs is mounted again if the test unmounted it.
@@ -162,7 +164,7 @@ run_locked() {
 cur=
 mounted=false
 run_plan() {
-	while read -r n fs file fn mode on; do
+	while read -r n fs file fn mode limit on; do
 		if [ "$fs" != "$cur" ]; then
 			! $mounted || umount "/lower/$cur"
 			cur=$fs
@@ -176,14 +178,19 @@ run_plan() {
 		group=${group%.sh}
 		name="$fs/${group#t_}/${fn#test_}"
 		if [ "$on" != run ]; then
-			result "$n" 0 "$name" "SKIP only on $on"
+			case $on in
+			arch:*) result "$n" 0 "$name" "SKIP only in an ${on#arch:} guest" ;;
+			*) result "$n" 0 "$name" "SKIP only on $on" ;;
+			esac
 		elif ! $mounted; then
 			result "$n" 1 "$name" "the lower fs did not mount"
 		else
+			secs=$TEST_TIMEOUT
+			[ "$limit" = - ] || [ "$limit" -le "$secs" ] || secs=$limit
 			run_locked "$fs" "$file" "$fn" "$mode" "$2" </dev/null
 			rc=$?
 			if [ $deferred = yes ]; then
-				echo "$n $fs $file $fn $mode $on" >>/tmp/deferred
+				echo "$n $fs $file $fn $mode $limit $on" >>/tmp/deferred
 				echo "# $n $name: the other worker holds ${mode#lock:}, later" >/dev/console
 			else
 				result "$n" $rc "$name"
