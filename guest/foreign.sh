@@ -5,8 +5,12 @@
 # (setcap, setfacl, a static busybox; cowdancer for make bench's runs done
 # cowbuilder's way, whose cow-shell and library live in the chroot), packed
 # with mkfs.ext4 -d into an image labelled cl-foreign, beside the guest's
-# own qemu-user-static interpreter for it.  Prints the image's path.
-# Cached, named after this script and the two architectures.
+# own qemu-user-static interpreter for it.  The arm64 tree of the x86_64
+# guest also has gcc and libc6-dev: tier 2 of the runs builds a program
+# in each (make test ARCH=x86_64); the amd64 tree of the arm64 guest,
+# whose runs are in CI, stays small.  Prints the image's path.
+# Cached, named after this script, the two architectures and the
+# packages.
 #   /tree         the pristine tree
 #   /qemu/NAME    qemu-*-static for the guest's architecture, from Debian's
 #                 qemu-user-static (only the one binary: the package is
@@ -23,6 +27,7 @@ arm64) foreign=amd64 qemu=qemu-x86_64-static binfmt=qemu-x86_64 ;;
 amd64) foreign=arm64 qemu=qemu-aarch64-static binfmt=qemu-aarch64 ;;
 esac
 include=libcap2-bin,acl,busybox-static,cowdancer
+[ "$foreign" != arm64 ] || include=$include,gcc,libc6-dev
 key=$({ cat "$0"; echo "$DEB_ARCH $foreign $include"; } | sha256sum | cut -c1-16)
 img=$COWLINKFS_CACHE/foreign$ARCH_SUFFIX-$foreign-$key.img
 log=$COWLINKFS_LOGS/foreign$ARCH_SUFFIX.log
