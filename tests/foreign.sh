@@ -7,7 +7,9 @@
 #   FM        cowlinkfs over it, on /mnt/foreign
 #   P         the pristine tree through cowlinkfs, $FM/tree
 #   FOREIGN   the tree's Debian architecture
-#   DEBS      where make_debs puts the runs' packages
+#   FMACHINE  its machine name (uname -m of its programs under qemu-user)
+#   DEBS      where make_debs puts the runs' packages (make_repo: the
+#             repository of apt_run in $DEBS/repo)
 
 FL=/lower/foreign
 FM=/mnt/foreign
@@ -16,8 +18,8 @@ P=$FM/tree
 DEBS=/tmp/crossarch-debs
 # shellcheck disable=SC2034 # used by the scripts that source this
 case $(uname -m) in
-aarch64) FOREIGN=amd64 BINFMT=qemu-x86_64 ;;
-*) FOREIGN=arm64 BINFMT=qemu-aarch64 ;;
+aarch64) FOREIGN=amd64 FMACHINE=x86_64 BINFMT=qemu-x86_64 ;;
+*) FOREIGN=arm64 FMACHINE=aarch64 BINFMT=qemu-aarch64 ;;
 esac
 
 # foreign_setup: mount the disk and cowlinkfs over it, register the
@@ -59,11 +61,13 @@ manifest() {
 #   cltest-conf   a conffile, /etc/cltest.conf
 #   cltest-cap    a program its postinst gives a capability with setcap
 #   cltest-purge  installed, then purged
+#   cltest-src    the source of a program (apt_run builds it), depends on
+#                 cltest-conf
 make_debs() {
 	d=$DEBS
 	rm -rf "$d"
 	mkdir "$d"
-	for p in cltest-conf cltest-cap cltest-purge; do
+	for p in cltest-conf cltest-cap cltest-purge cltest-src; do
 		mkdir -p "$d/$p/DEBIAN" "$d/$p/usr/share/$p"
 		echo "$p data" >"$d/$p/usr/share/$p/data"
 		cat >"$d/$p/DEBIAN/control" <<-EOF
@@ -83,7 +87,22 @@ make_debs() {
 	printf '#!/bin/sh\nset -e\nsetcap cap_net_raw+ep /usr/bin/cltest-tool\n' \
 		>"$d/cltest-cap/DEBIAN/postinst"
 	chmod 755 "$d/cltest-cap/DEBIAN/postinst"
-	for p in cltest-conf cltest-cap cltest-purge; do
+	echo "Depends: cltest-conf" >>"$d/cltest-src/DEBIAN/control"
+	cat >"$d/cltest-src/usr/share/cltest-src/hello.c" <<-EOF
+		#include <stdio.h>
+		#include <sys/utsname.h>
+
+		int main(void)
+		{
+		    struct utsname u;
+
+		    if (uname(&u))
+		        return 1;
+		    printf("run %d %s\n", RUN, u.machine);
+		    return 0;
+		}
+	EOF
+	for p in cltest-conf cltest-cap cltest-purge cltest-src; do
 		dpkg-deb -Zgzip --root-owner-group --build "$d/$p" "$d/$p.deb" >/dev/null
 	done
 }
@@ -109,7 +128,57 @@ one_run() {
 	in_run sh -c "echo run$n >>/etc/host.conf.run"
 }
 
-# in_run CMD...: CMD in one_run's chroot $c
+# make_repo: a file: repository of make_debs' packages in $DEBS/repo, for
+# apt in a run's chroot, where apt_run copies it to /tmp/repo: Packages
+# and Release written here (neither the guest nor the tree has
+# dpkg-scanpackages or apt-ftparchive), unsigned, hence trusted=yes in
+# its sources.list, and apt.conf, which points apt at that list alone
+# (not the tree's own sources, which need the network), keeps dpkg off a
+# pty (no devpts is mounted in the chroot) and clears debconf's
+# preconfigure hook (a perl run per install, for packages that have no
+# templates)
+make_repo() {
+	r=$DEBS/repo
+	mkdir "$r"
+	for p in cltest-conf cltest-cap cltest-src; do
+		cp "$DEBS/$p.deb" "$r/"
+		dpkg-deb -f "$r/$p.deb"
+		echo "Filename: ./$p.deb"
+		echo "Size: $(stat -c %s "$r/$p.deb")"
+		echo "SHA256: $(sha256sum <"$r/$p.deb" | cut -d' ' -f1)"
+		echo
+	done >"$r/Packages"
+	printf 'Date: %s\nSHA256:\n %s %s Packages\n' "$(LC_ALL=C date -u -R)" \
+		"$(sha256sum <"$r/Packages" | cut -d' ' -f1)" "$(stat -c %s "$r/Packages")" \
+		>"$r/Release"
+	echo "deb [trusted=yes] file:/tmp/repo ./" >"$r/sources.list"
+	cat >"$r/apt.conf" <<-EOF
+		Dir::Etc::SourceList "/tmp/repo/sources.list";
+		Dir::Etc::SourceParts "-";
+		Dir::Cache::pkgcache "";
+		Dir::Cache::srcpkgcache "";
+		Dpkg::Use-Pty "false";
+		#clear DPkg::Pre-Install-Pkgs;
+	EOF
+}
+
+# apt_run CLONE N: what run N of tier 2 (t_crossarch.sh, in the x86_64
+# guest) does in its clone, every command in the chroot as in one_run:
+# apt-get update against make_repo's repository, apt-get install of
+# cltest-src and cltest-cap (cltest-conf comes as a dependency), then the
+# tree's gcc builds cltest-src's program with the run's number in it, and
+# the program runs, its output in /root/cltest-hello.out
+apt_run() {
+	c=$1
+	n=$2
+	cp -r "$DEBS/repo" "$c/tmp/repo"
+	in_run apt-get -c /tmp/repo/apt.conf update
+	in_run apt-get -c /tmp/repo/apt.conf -y install cltest-src cltest-cap
+	in_run gcc -DRUN="$n" -o /usr/local/bin/cltest-hello /usr/share/cltest-src/hello.c
+	in_run /usr/local/bin/cltest-hello >"$c/root/cltest-hello.out"
+}
+
+# in_run CMD...: CMD in the chroot $c of one_run or apt_run
 in_run() {
 	chroot "$c" ${RUN_SHELL:+"$RUN_SHELL"} "$@"
 }
