@@ -165,6 +165,40 @@ test_write_past_the_file_size_limit_copies_nothing() {
 	check_eq "$(content $M/b)" "" "the other name"
 }
 
+# A fallocate() that would grow the file past the file size limit gets
+# the lower fs's EFBIG (SIGXFSZ ignored) and copies nothing first (ext2
+# has no fallocate, ext3's files no extents: both refuse it anyway).
+# lowers: ext4 xfs xfsr tmpfs
+test_fallocate_past_the_file_size_limit_copies_nothing() {
+	cow_pair
+	i=$(ino $M/a)
+	check_eq "$(trap '' XFSZ; ulimit -f 0; try fallocate $M/a 0 65536)" EFBIG "fallocate"
+	check_eq "$(ino $M/a)" "$i" "st_ino"
+	check_eq "$(nlink $M/a)" 2 "st_nlink"
+	check_try OK fallocate $M/a 0 65536
+	check_ne "$(ino $M/a)" "$i" "st_ino after a fallocate within the limit"
+	check_eq "$(content $M/b)" old "the other name"
+}
+
+# An append through a descriptor opened before another writer gave the
+# name a copy of its own is held to the file size limit at the end of
+# that copy, where it writes, not at the end of the file the other names
+# keep (dash's ulimit -f counts 512-byte blocks: 8 is 4096 bytes).
+test_append_limit_is_checked_at_the_end_of_the_name_s_file_now() {
+	head -c 8192 /dev/zero >$M/a
+	check_try OK setcow $M/a 1
+	check_try OK setcow $M 1
+	ln $M/a $M/b
+	exec 3>>$M/a
+	: >$M/a
+	r=OK
+	(trap '' XFSZ; ulimit -f 8; printf x >&3) 2>/dev/null || r=refused
+	exec 3>&-
+	check_eq "$r" OK "an append within the limit"
+	check_eq "$(content $M/a)" x "the name's own copy"
+	check_eq "$(stat -c %s $M/b)" 8192 "the other name"
+}
+
 # copy_file_range() from a file whose lower fs cannot copy into the COW
 # name's (a cowlinkfs mount over a tmpfs of its own) is refused with the
 # lower fs's EXDEV, and copies nothing first

@@ -11,6 +11,7 @@
 #include <linux/file.h>
 #include <linux/compat.h>
 #include <linux/fadvise.h>
+#include <linux/falloc.h>
 #include <linux/fscrypt.h>
 #include <linux/fsmap.h>
 #include <linux/fsnotify.h>
@@ -749,11 +750,30 @@ static void cowlinkfs_file_accessed(struct file *file)
 	touch_atime(&file->f_path);
 }
 
+/*
+ * The size of the file a break through @file would copy: the one its name
+ * has now (another writer may have given the name a copy since @file was
+ * opened), or the one @file stands in for once the name is gone.  Only a
+ * guess for the checks below: the lower fs's own check is the one that
+ * counts.
+ */
+static loff_t cowlinkfs_break_size_now(struct file *file)
+{
+	struct inode *lower;
+	loff_t size;
+
+	rcu_read_lock();
+	lower = cowlinkfs_lower_inode_rcu(file_inode(file));
+	size = i_size_read(lower ?: file_inode(cowlinkfs_real(file)));
+	rcu_read_unlock();
+	return size;
+}
+
 /**
  * cowlinkfs_write_limits - refuse before the break what the lower fs would
- * @file: cowlinkfs file about to be written
+ * @file: cowlinkfs file about to be written, a break still pending
  * @pos: where the write starts, unless @append
- * @append: the write goes to the end of the file the name has
+ * @append: the write goes to the end of the file
  *
  * What generic_write_check_limits() refuses in the lower fs's write, asked
  * before a break that the write would otherwise make for nothing: a
@@ -763,21 +783,15 @@ static void cowlinkfs_file_accessed(struct file *file)
  * (cowlinkfs_break_pending()): after it, the lower fs's own check is the
  * one that counts, and writes pay nothing for it.
  *
- * Return: 0 or -EFBIG (or the errno of following the name for @append).
+ * Return: 0 or -EFBIG.
  */
 static int cowlinkfs_write_limits(struct file *file, loff_t pos, bool append)
 {
 	loff_t limit = rlimit(RLIMIT_FSIZE);
 	loff_t max = file_inode(file)->i_sb->s_maxbytes;
 
-	if (append) {
-		/* The end of the file the name has now. */
-		int err = cowlinkfs_real_follow(file);
-
-		if (err)
-			return err;
-		pos = i_size_read(file_inode(cowlinkfs_real(file)));
-	}
+	if (append)
+		pos = cowlinkfs_break_size_now(file);
 	if (limit != RLIM_INFINITY && pos >= limit) {
 		send_sig(SIGXFSZ, current, 0);
 		return -EFBIG;
@@ -785,6 +799,27 @@ static int cowlinkfs_write_limits(struct file *file, loff_t pos, bool append)
 	if (!(file->f_flags & O_LARGEFILE))
 		max = MAX_NON_LFS;
 	return pos >= max ? -EFBIG : 0;
+}
+
+/*
+ * What inode_newsize_ok() refuses in the lower fs's fallocate() that grows
+ * the file to @size, asked before the break: a size past RLIMIT_FSIZE
+ * (vfs_fallocate() checked s_maxbytes on our inode).  ext4, xfs and tmpfs
+ * ask it for every mode that may grow the file; tmpfs with KEEP_SIZE too,
+ * which is left to it (see "Limits" in the rst).
+ */
+static int cowlinkfs_grow_limit(struct file *file, int mode, loff_t size)
+{
+	loff_t limit = rlimit(RLIMIT_FSIZE);
+
+	if (mode & (FALLOC_FL_KEEP_SIZE | FALLOC_FL_COLLAPSE_RANGE |
+		    FALLOC_FL_INSERT_RANGE))
+		return 0;
+	if (limit == RLIM_INFINITY || size <= limit ||
+	    size <= cowlinkfs_break_size_now(file))
+		return 0;
+	send_sig(SIGXFSZ, current, 0);
+	return -EFBIG;
 }
 
 /*
@@ -1026,6 +1061,11 @@ static long cowlinkfs_fallocate(struct file *file, int mode, loff_t offset,
 	/* A lower fs without fallocate (ext2) refuses it: copy nothing. */
 	if (!cowlinkfs_real(file)->f_op->fallocate)
 		return -EOPNOTSUPP;
+	if (cowlinkfs_break_pending(file)) {
+		ret = cowlinkfs_grow_limit(file, mode, offset + len);
+		if (ret)
+			return ret;
+	}
 	ret = cowlinkfs_prepare_write(file);
 	if (ret)
 		return ret;
