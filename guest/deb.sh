@@ -60,7 +60,12 @@ release_commit() {
 		fi
 		newer=$c
 	done
-	echo "deb: no tag $1 and no commit of version ${1#v} here (DEB_UPGRADE_FROM=)" >&2
+	if [ "$(git -C "$COWLINKFS_TOP" rev-parse --is-shallow-repository)" = true ]; then
+		echo "deb: no tag $1 in this shallow clone and not enough history to find" \
+			"version ${1#v} (git fetch --unshallow, or DEB_UPGRADE_FROM=)" >&2
+	else
+		echo "deb: no tag $1 and no commit of version ${1#v} here (DEB_UPGRADE_FROM=)" >&2
+	fi
 	return 1
 }
 

@@ -21,6 +21,12 @@ DEBUG_ONLY="cow model:*cow_all model:*in_parallel*"
 DEBUG_LOWERS=ext4
 rm -rf "$COWLINKFS_LOGS"/results-* "$COWLINKFS_LOGS"/guest-*.log
 
+# The x86_64 guest runs under TCG here and has tier 2 of the cross-arch
+# runs (t_crossarch.sh, up to 40 minutes on one worker): more than the
+# hour a guest run gets by default.
+[ -z "$ARCH_SUFFIX" ] || : "${COWLINKFS_TIMEOUT:=7200}"
+export COWLINKFS_TIMEOUT
+
 rc=0
 # Every leg is judged, also one skipped after a failure (as "never finished").
 runs=(unit "test$ARCH_SUFFIX")
