@@ -49,7 +49,7 @@
 #                                    DKMS build, modprobe, fstab mount, cowlink,
 #                                    then an upgrade from and a downgrade to
 #                                    the packages of DEB_UPGRADE_FROM (a tag,
-#                                    or the last commit of that VERSION where
+#                                    or the commit that set that VERSION where
 #                                    the clone has no tags; default v0.1.0;
 #                                    empty: none)
 

@@ -44,22 +44,27 @@ opts=
 rm -rf "$out/src"
 
 # release_commit vX.Y.Z: the commit of that release.  Its tag where the
-# clone has it; else, since a clone need not carry tags, the last commit
-# whose VERSION says X.Y.Z (the release with all its fixes: VERSION moves
-# with the first change of the next release).
+# clone has it; else, since a clone need not carry tags, the commit that
+# set VERSION to X.Y.Z, which is how a release is made here (the commits
+# after it are the next release's: 0.1.0's successor already had 0.2.0's
+# ioctl numbers).
 release_commit() {
-	local c newer=
+	local c found=
 	if c=$(git -C "$COWLINKFS_TOP" rev-parse -q --verify "$1^{commit}"); then
 		echo "$c"
 		return
 	fi
 	for c in $(git -C "$COWLINKFS_TOP" log --first-parent --format=%H -- VERSION); do
 		if [ "$(git -C "$COWLINKFS_TOP" show "$c:VERSION")" = "${1#v}" ]; then
-			git -C "$COWLINKFS_TOP" rev-parse "${newer:-HEAD}${newer:+^}"
-			return
+			found=$c
+		elif [ -n "$found" ]; then
+			break
 		fi
-		newer=$c
 	done
+	if [ -n "$found" ]; then
+		echo "$found"
+		return
+	fi
 	if [ "$(git -C "$COWLINKFS_TOP" rev-parse --is-shallow-repository)" = true ]; then
 		echo "deb: no tag $1 in this shallow clone and not enough history to find" \
 			"version ${1#v} (git fetch --unshallow, or DEB_UPGRADE_FROM=)" >&2
