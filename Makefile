@@ -49,8 +49,9 @@
 #                                    DKMS build, modprobe, fstab mount, cowlink,
 #                                    then an upgrade from and a downgrade to
 #                                    the packages of DEB_UPGRADE_FROM (a tag,
-#                                    or the commit that set that VERSION where
-#                                    the clone has no tags; default v0.1.0;
+#                                    or the commit guest/deb.sh names for it
+#                                    where the clone has no tags; default
+#                                    v0.1.0;
 #                                    empty: none)
 
 SHELL := /bin/bash

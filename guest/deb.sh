@@ -43,33 +43,33 @@ opts=
 }
 rm -rf "$out/src"
 
-# release_commit vX.Y.Z: the commit of that release.  Its tag where the
-# clone has it; else, since a clone need not carry tags, the commit that
-# set VERSION to X.Y.Z, which is how a release is made here (the commits
-# after it are the next release's: 0.1.0's successor already had 0.2.0's
-# ioctl numbers).
+# The releases made before the repository kept its tags (a clone need not
+# carry tags, and this history lost them): the commit each one's packages
+# are built from, its last.  0.1.0's VERSION outlived it by one commit,
+# c75344c, which already had 0.2.0's ioctl numbers; the commit that set
+# 0.1.0, 33c2069, has a symbols file that dpkg-gensymbols refuses.
+RELEASES="v0.1.0=e462c35c v0.2.0=eb8f344c"
+
+# release_commit TAG: the commit of release TAG: its tag where the clone
+# has it, else the table above.
 release_commit() {
-	local c found=
+	local r c
 	if c=$(git -C "$COWLINKFS_TOP" rev-parse -q --verify "$1^{commit}"); then
 		echo "$c"
 		return
 	fi
-	for c in $(git -C "$COWLINKFS_TOP" log --first-parent --format=%H -- VERSION); do
-		if [ "$(git -C "$COWLINKFS_TOP" show "$c:VERSION")" = "${1#v}" ]; then
-			found=$c
-		elif [ -n "$found" ]; then
-			break
+	for r in $RELEASES; do
+		if [ "${r%%=*}" = "$1" ] &&
+			c=$(git -C "$COWLINKFS_TOP" rev-parse -q --verify "${r#*=}^{commit}"); then
+			echo "$c"
+			return
 		fi
 	done
-	if [ -n "$found" ]; then
-		echo "$found"
-		return
-	fi
 	if [ "$(git -C "$COWLINKFS_TOP" rev-parse --is-shallow-repository)" = true ]; then
-		echo "deb: no tag $1 in this shallow clone and not enough history to find" \
-			"version ${1#v} (git fetch --unshallow, or DEB_UPGRADE_FROM=)" >&2
+		echo "deb: no tag $1 in this shallow clone (git fetch --unshallow," \
+			"or DEB_UPGRADE_FROM=)" >&2
 	else
-		echo "deb: no tag $1 and no commit of version ${1#v} here (DEB_UPGRADE_FROM=)" >&2
+		echo "deb: no tag $1 here, nor a commit for it in RELEASES (DEB_UPGRADE_FROM=)" >&2
 	fi
 	return 1
 }
