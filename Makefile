@@ -51,8 +51,7 @@
 #                                    the packages of DEB_UPGRADE_FROM (a tag,
 #                                    or the commit guest/deb.sh names for it
 #                                    where the clone has no tags; default
-#                                    v0.1.0;
-#                                    empty: none)
+#                                    v0.1.0; empty: none)
 
 SHELL := /bin/bash
 # ARCH is not in the list: exported empty, it would break a kernel build
