@@ -14,6 +14,13 @@ cow_pair() {
 	check_eq "$(nlink $M/a)" 2 "setup nlink"
 }
 
+# cow_pair of SIZE zero bytes (default empty: a copy of it fits in any
+# file size limit), written in the lower dir, where both names see it
+sized_cow_pair() {
+	cow_pair
+	head -c "${1:-0}" /dev/zero >$L/a
+}
+
 # after_break: $M/a was broken, $M/b kept the old inode $1 and content "old"
 check_broken() {
 	old=$1
@@ -150,10 +157,7 @@ test_splice_of_nothing_copies_nothing() {
 # empty: a copy of it fits in any limit, so only the check before the
 # break can stop one.
 test_write_past_the_file_size_limit_copies_nothing() {
-	: >$M/a
-	check_try OK setcow $M/a 1
-	check_try OK setcow $M 1
-	ln $M/a $M/b
+	sized_cow_pair
 	i=$(ino $M/a)
 	check_eq "$(trap '' XFSZ; ulimit -f 0; try write $M/a 0 x)" EFBIG "a write"
 	check_eq "$(trap '' XFSZ; ulimit -f 0; try append $M/a x)" EFBIG "an append"
@@ -171,10 +175,7 @@ test_write_past_the_file_size_limit_copies_nothing() {
 # file is empty, as in the test above: its copy fits in any limit.
 # lowers: ext4 xfs xfsr tmpfs
 test_fallocate_past_the_file_size_limit_copies_nothing() {
-	: >$M/a
-	check_try OK setcow $M/a 1
-	check_try OK setcow $M 1
-	ln $M/a $M/b
+	sized_cow_pair
 	i=$(ino $M/a)
 	check_eq "$(trap '' XFSZ; ulimit -f 0; try fallocate $M/a 0 65536)" EFBIG "fallocate"
 	check_eq "$(ino $M/a)" "$i" "st_ino"
@@ -189,10 +190,7 @@ test_fallocate_past_the_file_size_limit_copies_nothing() {
 # that copy, where it writes, not at the end of the file the other names
 # keep (dash's ulimit -f counts 512-byte blocks: 8 is 4096 bytes).
 test_append_limit_is_checked_at_the_end_of_the_name_s_file_now() {
-	head -c 8192 /dev/zero >$M/a
-	check_try OK setcow $M/a 1
-	check_try OK setcow $M 1
-	ln $M/a $M/b
+	sized_cow_pair 8192
 	exec 3>>$M/a
 	: >$M/a
 	r=OK
