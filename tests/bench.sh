@@ -192,6 +192,15 @@ clone_as() {
 	esac
 }
 
+# discard_as WORKLOAD FILES: remove the clone $C the way $cfg would: with
+# cowlink discard through cowlinkfs, rm -rf elsewhere.
+discard_as() {
+	case $cfg in
+	cowlinkfs-*) t "$1" 0 "$2" "cowlink discard" cowlink discard "$C" ;;
+	*) t "$1" 0 "$2" "rm -rf" rm -rf "$C" ;;
+	esac
+}
+
 data() {
 	[ "$cfg" != cowdancer ] || return 0
 	b=$((BENCH_DATA * 1048576))
@@ -322,9 +331,9 @@ edits() {
 # clone: the clone of a test run and its discard, as a farm of runs does
 # them: the pristine tree is flagged first under cow=flag (cowlink set -R,
 # not timed), then cloned the way $cfg clones (clone-tree), then the clone
-# is removed (clone-discard: rm -rf, or the overlay unmounted and its upper
-# removed).  Nothing else runs in between, so the two figures are the
-# setup and the teardown of one run.
+# is removed (clone-discard: rm -rf, cowlink discard through cowlinkfs, or
+# the overlay unmounted and its upper removed).  Nothing else runs in
+# between, so the two figures are the setup and the teardown of one run.
 clone() {
 	k=$BENCH_FILES
 	must mkdir "$P/pristine" || return 0
@@ -337,7 +346,7 @@ clone() {
 		t clone-discard 0 "$k" "umount, rm -rf of the upper" \
 			sh -c 'umount "$1" && rm -rf "$2" "$3"' - "$C" "$B/u2" "$B/w2"
 	else
-		t clone-discard 0 "$k" "rm -rf" rm -rf "$C"
+		discard_as clone-discard "$k"
 	fi
 	if [ "$cfg" = overlayfs ]; then
 		# the mount point stays; the overlay and its upper go
@@ -486,7 +495,7 @@ runs() {
 			t runs-discard 0 "$k" "umount; rm -rf upper work" \
 				sh -c 'umount "$2" && rm -rf "$1/upper" "$1/work"' - "$D" "$C"
 		else
-			t runs-discard 0 "$k" "rm -rf" rm -rf "$C"
+			discard_as runs-discard "$k"
 		fi
 	fi
 	# what a failed step left

@@ -251,7 +251,7 @@ Try 'cowlink clone --help' for more information." "missing operand"
 }
 
 test_subcommand_help_exits_0() {
-	for c in get set clear clone status du break changes; do
+	for c in get set clear clone status du break changes discard; do
 		out=$(cowlink $c --help) || fail "cowlink $c --help: exit $?"
 		case "$out" in
 		"Usage: cowlink $c "*) ;;
@@ -831,4 +831,112 @@ removed var/gone/x" "records"
 		"cowlink: '$M/p' and '$M/p' are the same directory" "same tree"
 	out=$(cowlink clone "$M"/p "$M"/c2 && cowlink changes "$M"/p "$M"/c2) || fail "fresh clone"
 	check_eq "$out" "" "a fresh clone has no changes"
+}
+
+# A run's clone thrown away: every name of it gone, nothing copied on the
+# way, and the pristine tree as it was, each file back to its one link.
+test_discard_removes_a_clone_and_nothing_of_the_pristine_tree() {
+	for d in a a/b a/b/c e; do
+		mkdir -p "$M/p/$d"
+		for i in $(seq 1 70); do printf '%s %s\n' "$d" "$i" >"$M/p/$d/f$i"; done
+	done
+	ln -s f1 "$M"/p/a/sym
+	mkfifo "$M"/p/e/fifo
+	cowlink set -R "$M"/p
+	before=$(cd "$M"/p && find . -printf '%p %i %n %m %s %T@\n' | sort)
+	cowlink clone "$M"/p "$M"/c
+	echo run >>"$M"/c/a/b/f7
+	mkdir "$M"/c/new
+	: >"$M"/c/new/out
+	check_eq "$(nlink "$M"/p/a/f1)" 2 "linked before the discard"
+	out=$(cowlink discard "$M"/c 2>&1) || fail "discard: exit $?: $out"
+	check_eq "$out" "" "nothing said"
+	[ ! -e "$M"/c ] || fail "the clone is still there: $(find "$M"/c | head)"
+	check_eq "$(cd "$M"/p && find . -printf '%p %i %n %m %s %T@\n' | sort)" "$before" \
+		"pristine tree: names, inodes, links, modes, sizes, mtimes"
+	check_eq "$(content "$M"/p/a/b/f7)" "a/b 7" "pristine bytes"
+	[ ! -e "$L"/c ] || fail "the clone is still in the lower directory"
+}
+
+# What rm -rf refuses, refused, and a missing or non-directory operand an
+# error that does not stop the other operands.
+test_discard_refuses_root_dot_symlink_and_non_directory() {
+	mkdir -p "$M"/d "$M"/e
+	: >"$M"/f
+	ln -s d "$M"/s
+	for op in / "$M"/d/. "$M"/s "$M"/f "$M"/missing; do
+		set +e
+		err=$(cowlink discard "$op" "$M"/e 2>&1)
+		rc=$?
+		set -e
+		check_eq "$rc" 1 "exit status for $op"
+		case "$op" in
+		/) want="cowlink: it is dangerous to discard '/' recursively" ;;
+		*/.) want="cowlink: refusing to discard '.' or '..' directory: skipping '$op'" ;;
+		*/s) want="cowlink: '$op' is a symlink (not followed), not discarded" ;;
+		*/f) want="cowlink: '$op' is not a directory, not discarded" ;;
+		*) want="cowlink: cannot discard '$op': No such file or directory" ;;
+		esac
+		check_eq "$err" "$want" "message for $op"
+		[ ! -e "$M"/e ] || fail "the other operand was left after $op"
+		mkdir "$M"/e
+	done
+	[ -d "$M"/d ] && [ -L "$M"/s ] && [ -f "$M"/f ] || fail "a refused operand was touched"
+}
+
+# A mount point below DIR is neither entered nor removed, nor are the
+# directories above it; the rest goes.
+test_discard_leaves_a_mount_point_and_the_directories_above_it() {
+	mkdir -p "$M"/c/keep/m "$M"/c/gone "$M"/o
+	: >"$M"/c/keep/f
+	: >"$M"/c/gone/f
+	printf y >"$M"/o/f
+	mount --bind "$M"/o "$M"/c/keep/m
+	set +e
+	err=$(cowlink discard "$M"/c 2>&1)
+	rc=$?
+	set -e
+	umount "$M"/c/keep/m
+	check_eq "$rc" 1 "exit status"
+	check_eq "$err" "cowlink: '$M/c/keep/m' is a mount point, not discarded" "message"
+	check_eq "$(cd "$M"/c && find . | sort | tr '\n' ' ')" ". ./keep ./keep/m " "what is left"
+	check_eq "$(content "$M"/o/f)" y "the bind mount's file"
+}
+
+# Run by root on a tree a user can change, discard never removes a file
+# outside it, whatever the user swaps in while it walks.
+test_discard_as_root_never_reaches_outside_through_a_swapped_dir() {
+	mkdir -p "$M"/secret "$M"/home/c/d
+	chmod 700 "$M"/secret
+	for i in $(seq 1 300); do
+		: >"$M/secret/f$i"
+		: >"$M/home/c/d/f$i"
+	done
+	chown -R 1000:1000 "$M"/home
+	rm -f /tmp/swap-stop
+	as_user swapdir "$M"/home/c/d "$M"/secret /tmp/swap-stop >/tmp/swaps &
+	sleep 1
+	cowlink discard "$M"/home/c 2>/dev/null || :
+	touch /tmp/swap-stop
+	wait
+	swaps=$(cat /tmp/swaps)
+	[ "${swaps:-0}" -gt 100 ] || fail "the attacker swapped '$swaps' times"
+	check_eq "$(ls "$M"/secret | wc -l)" 300 "secrets left"
+}
+
+# A user discards what a user may remove, and is told what not.
+test_discard_as_a_user_removes_what_rm_would_and_says_what_not() {
+	mkdir -p "$M"/c/ro "$M"/c/rw
+	: >"$M"/c/ro/f
+	: >"$M"/c/rw/f
+	chown -R 1000:1000 "$M"/c
+	chown 0:0 "$M"/c/ro
+	chmod 755 "$M"/c/ro
+	set +e
+	err=$(as_user cowlink discard "$M"/c 2>&1)
+	rc=$?
+	set -e
+	check_eq "$rc" 1 "exit status"
+	check_eq "$err" "cowlink: cannot remove '$M/c/ro/f': Permission denied" "message"
+	check_eq "$(cd "$M"/c && find . | sort | tr '\n' ' ')" ". ./ro ./ro/f " "what is left"
 }

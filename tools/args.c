@@ -38,6 +38,7 @@ static const char usage_main[] =
 "  break [-R] [-v] FILE...          give each FILE its own copy now\n"
 "  changes [--json] [-0] PRISTINE CLONE\n"
 "                                   list what a clone changed, by inode\n"
+"  discard DIR...                   remove each DIR, a clone, and all in it\n"
 "\n"
 "  -h, --help     display this help and exit\n"
 "  -V, --version  output version information and exit\n"
@@ -163,6 +164,20 @@ static const char usage_changes[] =
 "'cowlink get' writes them.  On a terminal, names are quoted instead, as\n"
 "'cowlink status' lists them, with -0 too.\n";
 
+static const char usage_discard[] =
+"Usage: cowlink discard [OPTION]... DIR...\n"
+"Remove each directory DIR and everything under it, as\n"
+"'rm -rf --one-file-system DIR' does, with up to two threads besides the\n"
+"walk: the way to throw a clone away after a test run.  Any directory\n"
+"can be given, on cowlinkfs or not; nothing is copied or broken.\n"
+"\n"
+"  -h, --help  display this help and exit\n"
+"\n"
+"A DIR that is a symlink, not a directory, a mount point, '.', '..' or\n"
+"'/' is refused.\n"
+"A mount point under DIR is neither entered nor removed, nor are the\n"
+"directories above it; what is left is reported and the exit status is 1.\n";
+
 static const struct {
 	const char *name;
 	enum cowlink_cmd cmd;
@@ -179,6 +194,7 @@ static const struct {
 	{ "du", CMD_DU, FLAG_GET, 0, 1, 0, usage_du },
 	{ "break", CMD_BREAK, FLAG_GET, O_REC | O_VERB, 1, 0, usage_break },
 	{ "changes", CMD_CHANGES, FLAG_GET, O_JSON | O_NULL, 2, 2, usage_changes },
+	{ "discard", CMD_DISCARD, FLAG_GET, 0, 1, 0, usage_discard },
 };
 
 #define N_CMDS ARRAY_SIZE(cmds)

@@ -9,6 +9,7 @@
  *   cowlink status [--json] PATH...
  *   cowlink break [-v] FILE...
  *   cowlink changes [--json] [-0] PRISTINE CLONE
+ *   cowlink discard DIR...
  *
  * Exit status: 0 success, 1 an operation failed, 2 usage error.
  * Every message starts with "cowlink: ", whatever the program was called.
@@ -2106,6 +2107,8 @@ static int run(int argc, char **argv)
 		return cmd_break(args.argc, args.argv);
 	case CMD_CHANGES:
 		return cowlink_changes(&args);
+	case CMD_DISCARD:
+		return cowlink_discard(&args);
 	case CMD_NONE:
 		break;
 	}

@@ -5,7 +5,7 @@
 # for every data directory of XDG_DATA_DIRS (/usr/local/share and
 # /usr/share by default).
 
-set -l cmds get set clear clone status du break changes
+set -l cmds get set clear clone status du break changes discard
 
 # No file names where a subcommand is still to come.
 complete -c cowlink -f
@@ -20,6 +20,7 @@ complete -c cowlink -n __fish_use_subcommand -a status -d 'list what is still sh
 complete -c cowlink -n __fish_use_subcommand -a du -d 'bytes that deleting each path would free'
 complete -c cowlink -n __fish_use_subcommand -a break -d 'give each file its own copy now'
 complete -c cowlink -n __fish_use_subcommand -a changes -d 'list what a clone changed against its pristine tree'
+complete -c cowlink -n __fish_use_subcommand -a discard -d 'remove a clone and everything in it'
 
 # Each subcommand's own options, as 'cowlink COMMAND --help' lists them.
 complete -c cowlink -n "__fish_seen_subcommand_from $cmds" -s h -l help -d 'display help and exit'
@@ -31,6 +32,6 @@ complete -c cowlink -n '__fish_seen_subcommand_from clone break' -s v -l verbose
 complete -c cowlink -n '__fish_seen_subcommand_from clone' -l progress -d 'show progress on a terminal'
 complete -c cowlink -n '__fish_seen_subcommand_from status changes' -l json -d 'print one JSON object'
 
-# Operands: any file, or a directory for clone and changes.
+# Operands: any file, or a directory for clone, changes and discard.
 complete -c cowlink -n '__fish_seen_subcommand_from get set clear status du break' -F
-complete -c cowlink -n '__fish_seen_subcommand_from clone changes' -a '(__fish_complete_directories)'
+complete -c cowlink -n '__fish_seen_subcommand_from clone changes discard' -a '(__fish_complete_directories)'

@@ -12,7 +12,7 @@
 
 enum cowlink_cmd {
 	CMD_NONE, CMD_FLAG, CMD_CLONE, CMD_STATUS, CMD_DU, CMD_BREAK,
-	CMD_CHANGES,
+	CMD_CHANGES, CMD_DISCARD,
 };
 
 enum cowlink_flag_op { FLAG_GET, FLAG_SET, FLAG_CLEAR };
@@ -50,6 +50,9 @@ const char *cowlink_quote_n(int slot, const char *s, int always);
 
 /* changes.c: cowlink changes PRISTINE CLONE, its exit status. */
 int cowlink_changes(const struct cowlink_args *args);
+
+/* discard.c: cowlink discard DIR..., its exit status. */
+int cowlink_discard(const struct cowlink_args *args);
 
 /*
  * cowlink.c, for changes.c too: the exit status 1 once anything failed;

@@ -470,6 +470,39 @@ static void mount_point_tests(const char *dir)
 }
 
 /*
+ * discard works on any filesystem: a tree of many directories and files,
+ * hard links and symlinks out of it, removed whole by the walk and its
+ * workers, and what it points to kept.
+ */
+static void discard_tests(const char *dir)
+{
+	char line[1024], err[4096], cwd[512];
+	int st;
+
+	st = sh("set -e; cd %s; mkdir -p out t; : >out/keep; "
+		"for d in $(seq 1 40); do mkdir -p t/d$d/e/f; "
+		"for i in $(seq 1 30); do : >t/d$d/x$i; : >t/d$d/e/f/y$i; done; "
+		"ln t/d$d/x1 t/d$d/e/l; ln -s ../out t/d$d/sym; done", dir);
+	check(st == 0, "setup_discard_tree");
+	snprintf(line, sizeof(line), "discard %s/t", dir);
+	check(run(line, err, sizeof(err)) == 0 && !*err &&
+	      sh("test ! -e %s/t && test -f %s/out/keep", dir, dir) == 0,
+	      "cmd_discard_removes_a_tree_and_nothing_a_symlink_in_it_names");
+	snprintf(err, sizeof(err),
+		 "cowlink: '%s/out/keep' is not a directory, not discarded\n",
+		 dir);
+	check(exits_saying(dir, "discard %s/out/keep %s/out", 1, err) &&
+	      sh("test ! -e %s/out", dir) == 0,
+	      "cmd_discard_refuses_a_file_and_goes_on");
+	/* 3000 levels, on a stack that a recursion of them would overflow. */
+	st = sh("cd %s && perl -e 'for (1..3000) { mkdir \"d\" and chdir \"d\" "
+		"or die } open(F, \">f\") or die' && "
+		"(ulimit -s 512 && exec %s/cowlink discard d) && test ! -e d",
+		dir, getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	check(st == 0, "cmd_discard_of_a_deep_tree_walks_in_a_loop");
+}
+
+/*
  * Run ./cowlink ARGS in the C locale with its stdout on a pseudo-terminal
  * (raw: no CR added before a newline) and its stderr on /dev/null: its
  * exit status and what it wrote in @out, or -2 where no pseudo-terminal
@@ -575,7 +608,7 @@ int main(void)
 {
 	static const char *const subcmds[] = {
 		"get", "set", "clear", "clone", "status", "du", "break",
-		"changes",
+		"changes", "discard",
 	};
 	static const char utf8[] = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\x84";
 	static const char utf8_json[] = "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\x84\"";
@@ -831,6 +864,7 @@ int main(void)
 	check(run(line, err, sizeof(err)) == 1 && !strcmp(err, want),
 	      "cmd_clone_refuses_off_cowlinkfs");
 	not_cowlinkfs_tests(dir);
+	discard_tests(dir);
 
 	/* break: what it did, never "inode N -> N" */
 	snprintf(path2, sizeof(path2), "%s/f2", dir);

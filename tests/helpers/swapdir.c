@@ -6,6 +6,8 @@
  * half of the time DIR is a symlink out of the tree, and never missing.
  * Where the filesystem has no RENAME_EXCHANGE (ext2) it swaps with three
  * plain renames through DIR.tmp instead, DIR then missing for a moment.
+ * Once DIR or DIR.lnk is gone (a discard of the tree removed it), it stops
+ * there: its count is what the walk met.
  *
  *   swapdir DIR TARGET STOPFILE
  */
@@ -52,6 +54,10 @@ int main(int argc, char **argv)
 	}
 	while (n % 64 || access(argv[3], F_OK) < 0) {
 		if (swap(argv[1]) < 0) {
+			if (errno == ENOENT) {
+				printf("%lu\n", n);
+				return 0;
+			}
 			perror("swapdir: rename");
 			return 1;
 		}

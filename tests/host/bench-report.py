@@ -165,7 +165,7 @@ def targets(summary, lowers, workloads):
             judge("cowlink clone of a flagged tree / cp -rl on bare",
                   ratio(summary, lower, "clone-tree", "cowlinkfs-flag"), 1.0, lambda v, l: v <= l)
             for c in COW:
-                judge("discard (rm -rf) of a clone, %s / bare" % c,
+                judge("discard (cowlink discard) of a clone, %s / rm -rf on bare" % c,
                       ratio(summary, lower, "clone-discard", c), 1.10, lambda v, l: v <= l)
         cp_a = median(summary, lower, "tree-cp-a", "cowlinkfs-flag")
         judge("cowlink clone / cp -a, both through cowlinkfs",
