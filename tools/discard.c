@@ -21,8 +21,8 @@
  * is 1.  The walk is a loop, not a recursion, and keeps one fd per level
  * open, as the other subcommands' walks do.
  *
- * Locking: lock guards the queue, every ->pending and ->kept, and every
- * message (quote() has static buffers, and failed is shared).
+ * Locking: lock guards the queue, every ->pending, ->busy and ->kept, and
+ * every message (quote() has static buffers, and failed is shared).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -55,6 +55,7 @@ struct ddir {
 	const char *base;	/* the name in pfd: name, or a top's last part */
 	dev_t dev;
 	unsigned int pending;
+	unsigned int busy;	/* workers unlinking in it */
 	int kept;		/* something under it was not removed */
 	/* The walk's, in its thread only: the subdirectories to go into. */
 	char **subs;
@@ -198,19 +199,47 @@ static void ddir_put(struct ddir *d, int kept)
 
 static void batch_unlink(struct batch *b)
 {
+	struct ddir *d = b->dir;
 	int kept = 0;
 	unsigned int i;
 
 	for (i = 0; i < b->n; i++) {
-		if (unlinkat(b->dir->fd, b->names[i], 0) < 0 &&
-		    errno != ENOENT) {
-			warn_entry("cannot remove", b->dir, b->names[i], errno);
+		if (unlinkat(d->fd, b->names[i], 0) < 0 && errno != ENOENT) {
+			warn_entry("cannot remove", d, b->names[i], errno);
 			kept = 1;
 		}
 		free(b->names[i]);
 	}
-	ddir_put(b->dir, kept);
 	free(b);
+	if (n_workers) {
+		pthread_mutex_lock(&lock);
+		d->busy--;
+		pthread_mutex_unlock(&lock);
+	}
+	ddir_put(d, kept);
+}
+
+/*
+ * The next batch for a worker, under lock: the first queued whose
+ * directory no other worker is in, since two in one directory would take
+ * its lock in turn; else the first.
+ */
+static struct batch *batch_take(void)
+{
+	unsigned int i;
+	struct batch *b;
+
+	for (i = head; i != tail; i++) {
+		b = queue[i % QUEUE];
+		if (!b->dir->busy) {
+			queue[i % QUEUE] = queue[head % QUEUE];
+			break;
+		}
+	}
+	b = i == tail ? queue[head % QUEUE] : b;
+	head++;
+	b->dir->busy++;
+	return b;
 }
 
 static void *worker(void *unused)
@@ -224,7 +253,7 @@ static void *worker(void *unused)
 			pthread_cond_wait(&work, &lock);
 		if (head == tail)
 			break;
-		b = queue[head++ % QUEUE];
+		b = batch_take();
 		pthread_cond_signal(&room);
 		pthread_mutex_unlock(&lock);
 		batch_unlink(b);
