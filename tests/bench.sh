@@ -397,6 +397,8 @@ scale() {
 #   hardlinks       cp -al and nothing else: the reference that must change
 #                   the pristine tree, or the manifest proves nothing
 #   cowlinkfs-flag  cowlink clone of the tree, flagged once (cowlink set -R)
+#   cowlinkfs-nosync  the same on a cow=flag,break_sync=off mount: what a
+#                   break's fsync costs a run
 # Others have no way here.  A changed pristine tree fails the round, but
 # for cowdancer (a finding, either way) and hardlinks (which must change it).
 FL=/lower/foreign
@@ -433,7 +435,7 @@ used() {
 
 runs() {
 	case $cfg in
-	bare | reflink | overlayfs | cowdancer | hardlinks | cowlinkfs-flag) ;;
+	bare | reflink | overlayfs | cowdancer | hardlinks | cowlinkfs-flag | cowlinkfs-nosync) ;;
 	*) return 0 ;;
 	esac
 	runs_foreign || return 0
@@ -447,8 +449,13 @@ runs() {
 	fi
 	# through cowlinkfs the tree and the runs are in one mount, cow=flag
 	T0=$D/pristine C=$D/run
-	if [ "$cfg" = cowlinkfs-flag ]; then
-		must mount -t cowlinkfs -o cow=flag "$D" $RM || return 0
+	case $cfg in
+	cowlinkfs-flag) o=cow=flag ;;
+	cowlinkfs-nosync) o=cow=flag,break_sync=off ;;
+	*) o= ;;
+	esac
+	if [ -n "$o" ]; then
+		must mount -t cowlinkfs -o "$o" "$D" $RM || return 0
 		T0=$RM/pristine C=$RM/run
 		[ -z "$new" ] || must cowlink set -R "$T0" || { umount $RM; return 0; }
 	fi
@@ -479,7 +486,7 @@ runs() {
 				mount -t overlay -o "lowerdir=$2,upperdir=$1/upper,workdir=$1/work" overlay "$3"' \
 			- "$D" "$T0" "$C" || ok=
 		;;
-	cowlinkfs-flag) t runs-setup 0 "$k" "cowlink clone" cowlink clone "$T0" "$C" || ok= ;;
+	cowlinkfs-*) t runs-setup 0 "$k" "cowlink clone" cowlink clone "$T0" "$C" || ok= ;;
 	esac
 	if [ -n "$ok" ]; then
 		shell=

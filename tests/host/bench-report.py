@@ -31,7 +31,8 @@ COW = ["cowlinkfs-flag", "cowlinkfs-all"]
 # The runs workload's ways, in the order of its table, and what each does
 RUNS = [("bare", "cp -a --reflink=never"), ("reflink", "cp -a --reflink=always"),
         ("overlayfs", "overlay, fresh upper"), ("cowdancer", "cp -al + cow-shell"),
-        ("hardlinks", "cp -al, unprotected"), ("cowlinkfs-flag", "cowlink clone")]
+        ("hardlinks", "cp -al, unprotected"), ("cowlinkfs-flag", "cowlink clone"),
+        ("cowlinkfs-nosync", "cowlink clone, break_sync=off")]
 RUN_STEPS = ["runs-setup", "runs-run", "runs-discard"]
 
 
