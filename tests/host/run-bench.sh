@@ -13,7 +13,8 @@
 #   BENCH_DISK=8G           size of each lower (sparse)
 #   BENCH_CONFIGS="bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer
 #                  reflink hardlinks"
-#                           (and on demand cowlinkfs-nosync: cow=all,break_sync=off;
+#                           (and on demand cowlinkfs-nosync: cow=all,break_sync=off,
+#                           cow=flag,break_sync=off in the runs workload;
 #                           reflink and hardlinks are ways of the runs workload only)
 #   BENCH_WORKLOADS="data meta brk tree scale clone"  (and on demand edits: a break
 #                           of every file of a clone, BENCH_FILES files; runs: the
