@@ -19,7 +19,8 @@
  * mount is neither entered nor removed, nor are its ancestors: it is
  * reported, as anything that could not be removed is, and the exit status
  * is 1.  The walk is a loop, not a recursion, and keeps one fd per level
- * open, as the other subcommands' walks do.
+ * open, as the other subcommands' walks do, and one per directory with a
+ * batch queued: at most QUEUE more.
  *
  * Locking: lock guards the queue, every ->pending, ->busy and ->kept, and
  * every message (quote() has static buffers, and failed is shared).
@@ -70,8 +71,10 @@ struct batch {
 };
 
 #define BATCH 64
-#define QUEUE 64
+#define QUEUE 64		/* a power of 2: head and tail wrap at 2^32 */
 #define WORKERS 2
+
+_Static_assert((QUEUE & (QUEUE - 1)) == 0, "QUEUE must be a power of 2");
 
 static struct batch *queue[QUEUE];
 static unsigned int head, tail;		/* taken, added: mod 2^32 */
@@ -321,7 +324,8 @@ static void discard_read(struct ddir *d)
 	for (;;) {
 		n = syscall(SYS_getdents64, d->fd, buf, sizeof(buf));
 		if (n <= 0) {
-			if (n < 0) {
+			/* ENOENT: removed since it was opened, so empty. */
+			if (n < 0 && errno != ENOENT) {
 				warn_entry("cannot read directory", d, NULL,
 					   errno);
 				ddir_get(d, 0, 1);
@@ -383,8 +387,14 @@ static struct ddir *discard_open(struct ddir *d, const char *name)
 			ddir_put(d, 0);
 			return NULL;
 		}
-		/* Unreadable, but maybe empty; else the open's error. */
-		if (unlinkat(d->fd, name, AT_REMOVEDIR) == 0) {
+		/*
+		 * No longer a directory: the name itself goes, never what a
+		 * symlink swapped in points to.  Unreadable: maybe empty.
+		 * Else the open's error.
+		 */
+		if (err == ENOTDIR || err == ELOOP ?
+		    unlinkat(d->fd, name, 0) == 0 || errno == ENOENT :
+		    unlinkat(d->fd, name, AT_REMOVEDIR) == 0) {
 			ddir_put(d, 0);
 			return NULL;
 		}
@@ -515,6 +525,10 @@ static void discard_operand(const char *path)
 	struct ddir *d;
 	int pfd, fd;
 
+	if (!*path) {
+		warn_operand(path, ENOENT);
+		return;
+	}
 	shown = xstrdup(path);
 	while (len > 1 && shown[len - 1] == '/')
 		shown[--len] = '\0';

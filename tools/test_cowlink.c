@@ -494,10 +494,10 @@ static void discard_tests(const char *dir)
 	check(exits_saying(dir, "discard %s/out/keep %s/out", 1, err) &&
 	      sh("test ! -e %s/out", dir) == 0,
 	      "cmd_discard_refuses_a_file_and_goes_on");
-	/* 3000 levels, on a stack that a recursion of them would overflow. */
-	st = sh("cd %s && perl -e 'for (1..3000) { mkdir \"d\" and chdir \"d\" "
+	/* 1000 levels, on a stack that a recursion of them would overflow. */
+	st = sh("cd %s && perl -e 'for (1..1000) { mkdir \"d\" and chdir \"d\" "
 		"or die } open(F, \">f\") or die' && "
-		"(ulimit -s 512 && exec %s/cowlink discard d) && test ! -e d",
+		"(ulimit -s 256 && exec %s/cowlink discard d) && test ! -e d",
 		dir, getcwd(cwd, sizeof(cwd)) ? cwd : ".");
 	check(st == 0, "cmd_discard_of_a_deep_tree_walks_in_a_loop");
 }
