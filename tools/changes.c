@@ -154,14 +154,6 @@ static void names_free(struct names *ns)
 	ns->n = 0;
 }
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /* Read the directory @fd into @ns: 0, or -1 said (on @side). */
 static int names_read(int fd, int side, struct names *ns)
 {
@@ -183,8 +175,7 @@ static int names_read(int fd, int side, struct names *ns)
 			break;
 		for (off = 0; off < n; off += d->d_reclen) {
 			d = (struct linux_dirent64 *)(buf + off);
-			if (d->d_name[0] == '.' && (!d->d_name[1] ||
-			    (d->d_name[1] == '.' && !d->d_name[2])))
+			if (walk_dot(d->d_name))
 				continue;
 			if (ns->n == cap)
 				ns->v = xrealloc(ns->v, (cap = cap ? cap * 2 : 64) *

@@ -65,7 +65,7 @@ void *xrealloc(void *p, size_t size)
 	return p;
 }
 
-static char *xstrdup(const char *s)
+char *xstrdup(const char *s)
 {
 	return strcpy(xrealloc(NULL, strlen(s) + 1), s);
 }
@@ -927,14 +927,6 @@ static char **cbufs;
 static int n_cbufs;
 #define CLONE_BUF 32768
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /*
  * Set when the clone must end (WALK_STOP): from then on no directory is
  * made and no link, not even one already queued or one that failed and
@@ -1143,8 +1135,7 @@ static void clone_entries(struct walk_entry *e)
 			break;
 		for (off = 0; off < n && !clone_stopped; off += d->d_reclen) {
 			d = (struct linux_dirent64 *)(buf + off);
-			if (d->d_name[0] == '.' && (!d->d_name[1] ||
-			    (d->d_name[1] == '.' && !d->d_name[2])))
+			if (walk_dot(d->d_name))
 				continue;
 			clone_counted();
 			if (d->d_type == DT_REG && clone_fast &&
@@ -1315,7 +1306,7 @@ static void clone_entry(struct walk_entry *e, unsigned char type)
 }
 
 /* A copy of PATH without its trailing slashes ("/" stays "/"). */
-static char *strip_slashes(const char *path)
+char *strip_slashes(const char *path)
 {
 	char *s = xstrdup(path);
 	size_t len = strlen(s);

@@ -55,15 +55,18 @@ int cowlink_changes(const struct cowlink_args *args);
 int cowlink_discard(const struct cowlink_args *args);
 
 /*
- * cowlink.c, for changes.c too: the exit status 1 once anything failed;
- * "cowlink: WHAT 'PATH': strerror(errno)", which sets it; realloc() or
- * exit with a message; the note that the operand PATH, open as FD, is
- * not on a cowlinkfs mount, as status and du give it.
+ * cowlink.c, for changes.c and discard.c too: the exit status 1 once
+ * anything failed; "cowlink: WHAT 'PATH': strerror(errno)", which sets
+ * it; realloc() and strdup() or exit with a message; a copy of a path
+ * without its trailing slashes; the note that the operand PATH, open as
+ * FD, is not on a cowlinkfs mount, as status and du give it.
  */
 struct stat;
 extern int failed;
 void warn_path(const char *what, const char *path);
 void *xrealloc(void *p, size_t size);
+char *xstrdup(const char *s);
+char *strip_slashes(const char *path);
 void note_off_cowlinkfs(int fd, const struct stat *st, const char *path);
 
 /* A file name in a message, as coreutils writes it: 'name'. */

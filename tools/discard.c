@@ -86,11 +86,6 @@ static pthread_cond_t room = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t top_done = PTHREAD_COND_INITIALIZER;
 static int tops_pending;	/* operands not yet removed or kept */
 
-static char *xstrdup(const char *s)
-{
-	return strcpy(xrealloc(NULL, strlen(s) + 1), s);
-}
-
 /*
  * The path of @name in @d (NULL: of @d itself), for a message: the
  * operand as given, then the names down to it.  Names do not change, and
@@ -123,37 +118,32 @@ static char *entry_path(const struct ddir *d, const char *name)
 	return path;
 }
 
-/* "cowlink: WHAT 'PATH': ERR", PATH that of @name in @d, from any thread. */
-static void warn_entry(const char *what, const struct ddir *d,
-		       const char *name, int err)
+/*
+ * "cowlink: " and @fmt, whose one %s is @path quoted, then ": ERR" if
+ * @err, from any thread: under lock, as quote()'s buffers and failed are
+ * shared.  Every message says something failed.
+ */
+static void __attribute__((format(printf, 1, 0)))
+say(const char *fmt, const char *path, int err)
+{
+	pthread_mutex_lock(&lock);
+	fputs("cowlink: ", stderr);
+	fprintf(stderr, fmt, quote(path));
+	if (err)
+		fprintf(stderr, ": %s", strerror(err));
+	fputc('\n', stderr);
+	failed = 1;
+	pthread_mutex_unlock(&lock);
+}
+
+/* say() of @name in @d (NULL: of @d itself). */
+static void say_entry(const char *fmt, const struct ddir *d,
+		      const char *name, int err)
 {
 	char *path = entry_path(d, name);
 
-	pthread_mutex_lock(&lock);
-	fprintf(stderr, "cowlink: %s %s: %s\n", what, quote(path),
-		strerror(err));
-	failed = 1;
-	pthread_mutex_unlock(&lock);
+	say(fmt, path, err);
 	free(path);
-}
-
-/* "cowlink: 'PATH' WHY", an operand's or an entry's, from any thread. */
-static void say_path(const char *path, const char *why)
-{
-	pthread_mutex_lock(&lock);
-	fprintf(stderr, "cowlink: %s %s\n", quote(path), why);
-	failed = 1;
-	pthread_mutex_unlock(&lock);
-}
-
-/* "cowlink: cannot discard 'PATH': ERR", of an operand. */
-static void warn_operand(const char *path, int err)
-{
-	pthread_mutex_lock(&lock);
-	fprintf(stderr, "cowlink: cannot discard %s: %s\n", quote(path),
-		strerror(err));
-	failed = 1;
-	pthread_mutex_unlock(&lock);
 }
 
 static void ddir_free(struct ddir *d)
@@ -184,7 +174,7 @@ static void ddir_put(struct ddir *d, int kept)
 		/* Gone already (another operand, another process): done. */
 		if (!kept && unlinkat(d->pfd, d->base, AT_REMOVEDIR) < 0 &&
 		    errno != ENOENT) {
-			warn_entry("cannot remove", d, NULL, errno);
+			say_entry("cannot remove %s", d, NULL, errno);
 			kept = 1;
 		}
 		parent = d->parent;
@@ -208,7 +198,7 @@ static void batch_unlink(struct batch *b)
 
 	for (i = 0; i < b->n; i++) {
 		if (unlinkat(d->fd, b->names[i], 0) < 0 && errno != ENOENT) {
-			warn_entry("cannot remove", d, b->names[i], errno);
+			say_entry("cannot remove %s", d, b->names[i], errno);
 			kept = 1;
 		}
 		free(b->names[i]);
@@ -290,14 +280,6 @@ static void ddir_get(struct ddir *d, unsigned int n, int kept)
 	pthread_mutex_unlock(&lock);
 }
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /* Is @name in @fd, whose getdents type is @type, a directory? */
 static int is_dir(int fd, const char *name, unsigned char type)
 {
@@ -326,8 +308,8 @@ static void discard_read(struct ddir *d)
 		if (n <= 0) {
 			/* ENOENT: removed since it was opened, so empty. */
 			if (n < 0 && errno != ENOENT) {
-				warn_entry("cannot read directory", d, NULL,
-					   errno);
+				say_entry("cannot read directory %s", d, NULL,
+					  errno);
 				ddir_get(d, 0, 1);
 			}
 			break;
@@ -337,7 +319,7 @@ static void discard_read(struct ddir *d)
 			const char *name = de->d_name;
 
 			off += de->d_reclen;
-			if (!strcmp(name, ".") || !strcmp(name, ".."))
+			if (walk_dot(name))
 				continue;
 			if (is_dir(d->fd, name, de->d_type)) {
 				if (d->n_subs == cap) {
@@ -398,23 +380,20 @@ static struct ddir *discard_open(struct ddir *d, const char *name)
 			ddir_put(d, 0);
 			return NULL;
 		}
-		warn_entry(err == EACCES || err == EPERM ? "cannot remove" :
-			   "cannot open directory", d, name, err);
+		say_entry(err == EACCES || err == EPERM ? "cannot remove %s" :
+			  "cannot open directory %s", d, name, err);
 		ddir_put(d, 1);
 		return NULL;
 	}
 	if (fstat(fd, &st) < 0) {
-		warn_entry("cannot stat", d, name, errno);
+		say_entry("cannot stat %s", d, name, errno);
 		close(fd);
 		ddir_put(d, 1);
 		return NULL;
 	}
 	if (st.st_dev != d->dev || mount_root(fd, "") == 1) {
-		char *path = entry_path(d, name);
-
 		close(fd);
-		say_path(path, "is a mount point, not discarded");
-		free(path);
+		say_entry("%s is a mount point, not discarded", d, name, 0);
 		ddir_put(d, 1);
 		return NULL;
 	}
@@ -493,19 +472,12 @@ static int refused(const char *path, const char *base, const struct stat *st)
 	struct stat root;
 
 	if (!strcmp(base, ".") || !strcmp(base, "..")) {
-		pthread_mutex_lock(&lock);
-		fprintf(stderr, "cowlink: refusing to discard '.' or '..' directory: skipping %s\n",
-			quote(path));
-		failed = 1;
-		pthread_mutex_unlock(&lock);
+		say("refusing to discard '.' or '..' directory: skipping %s",
+		    path, 0);
 		return 1;
 	}
 	if (stat("/", &root) == 0 && walk_same(st, &root)) {
-		pthread_mutex_lock(&lock);
-		fprintf(stderr, "cowlink: it is dangerous to discard %s recursively\n",
-			quote(path));
-		failed = 1;
-		pthread_mutex_unlock(&lock);
+		say("it is dangerous to discard %s recursively", path, 0);
 		return 1;
 	}
 	return 0;
@@ -520,18 +492,15 @@ static void discard_operand(const char *path)
 {
 	char *shown, *slash, *dir;
 	const char *base;
-	size_t len = strlen(path);
 	struct stat st, fst;
 	struct ddir *d;
 	int pfd, fd;
 
 	if (!*path) {
-		warn_operand(path, ENOENT);
+		say("cannot discard %s", path, ENOENT);
 		return;
 	}
-	shown = xstrdup(path);
-	while (len > 1 && shown[len - 1] == '/')
-		shown[--len] = '\0';
+	shown = strip_slashes(path);
 	/* DIR/BASE: "/" is BASE "" in "/". */
 	slash = strrchr(shown, '/');
 	dir = slash ? strndup(shown, slash == shown ? 1 : slash - shown) :
@@ -541,13 +510,13 @@ static void discard_operand(const char *path)
 	free(dir);
 	if (pfd < 0 || fstatat(pfd, *base ? base : ".", &st,
 			       AT_SYMLINK_NOFOLLOW) < 0) {
-		warn_operand(shown, errno);
+		say("cannot discard %s", shown, errno);
 		goto out;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		say_path(shown, S_ISLNK(st.st_mode) ?
-			 "is a symlink (not followed), not discarded" :
-			 "is not a directory, not discarded");
+		say(S_ISLNK(st.st_mode) ?
+		    "%s is a symlink (not followed), not discarded" :
+		    "%s is not a directory, not discarded", shown, 0);
 		goto out;
 	}
 	if (refused(shown, base, &st))
@@ -555,17 +524,17 @@ static void discard_operand(const char *path)
 	fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		    O_CLOEXEC);
 	if (fd < 0) {
-		warn_operand(shown, errno);
+		say("cannot discard %s", shown, errno);
 		goto out;
 	}
 	if (fstat(fd, &fst) < 0 || !walk_same(&st, &fst)) {
 		close(fd);
-		say_path(shown, "changed as it was opened, not discarded");
+		say("%s changed as it was opened, not discarded", shown, 0);
 		goto out;
 	}
 	if (mount_root(fd, "") == 1) {
 		close(fd);
-		say_path(shown, "is a mount point, not discarded");
+		say("%s is a mount point, not discarded", shown, 0);
 		goto out;
 	}
 	d = xrealloc(NULL, sizeof(*d));

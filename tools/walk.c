@@ -91,7 +91,7 @@ static void walk_dir(struct walk_entry *e, const struct walk_ops *ops)
 					  errno);
 			break;
 		}
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (walk_dot(de->d_name))
 			continue;
 		path = walk_join(e->path, de->d_name);
 		child.name = de->d_name;

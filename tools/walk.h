@@ -13,7 +13,24 @@
 #ifndef WALK_H
 #define WALK_H
 
+#include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
+
+/* What getdents64() returns, which glibc's headers do not declare. */
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* "." or "..", which a walk skips. */
+static inline int walk_dot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
 
 enum walk_action {
 	WALK_CONTINUE,		/* go on (into a directory, too) */
