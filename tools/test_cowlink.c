@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -513,7 +514,7 @@ static int run_on_tty(const char *args, char *out, size_t len)
 	char cmd[1100];
 	struct termios t;
 	size_t got = 0;
-	int master, slave = -1, null, st;
+	int master, slave = -1, null, st, exited;
 	ssize_t r;
 	pid_t pid;
 
@@ -537,17 +538,32 @@ static int run_on_tty(const char *args, char *out, size_t len)
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
-	close(slave);
-	/* Until every writer of the terminal is gone: then EIO. */
-	while (pid > 0 && got < len - 1) {
+	/*
+	 * Read until the command is gone and the terminal has been quiet
+	 * for a while.  Not until EIO: once the last writer closes the
+	 * terminal, Linux may return EIO while lines the command wrote are
+	 * still on their way to the master (the flip buffer), and they were
+	 * lost.  The slave stays open here, so the master never sees EIO.
+	 */
+	for (exited = 0; pid > 0 && got < len - 1;) {
+		struct pollfd pfd = { .fd = master, .events = POLLIN };
+
+		if (!exited && waitpid(pid, &st, WNOHANG) == pid)
+			exited = 1;
+		if (poll(&pfd, 1, exited ? 200 : 50) <= 0) {
+			if (exited)
+				break;
+			continue;
+		}
 		r = read(master, out + got, len - 1 - got);
 		if (r <= 0)
 			break;
 		got += r;
 	}
 	out[got] = '\0';
+	close(slave);
 	close(master);
-	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+	if (pid < 0 || (!exited && waitpid(pid, &st, 0) < 0))
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
