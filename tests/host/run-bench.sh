@@ -16,7 +16,9 @@
 #                           (and on demand cowlinkfs-nosync: cow=all,break_sync=off,
 #                           cow=flag,break_sync=off in the runs workload;
 #                           reflink and hardlinks are ways of the runs workload only)
-#   BENCH_WORKLOADS="data meta brk tree scale clone"  (and on demand edits: a break
+#   BENCH_WORKLOADS="data meta warm brk tree scale clone"  (warm: meta's steps and
+#                           tree's cp -a, cp -rl and diff -r with the caches warm;
+#                           and on demand edits: a break
 #                           of every file of a clone, BENCH_FILES files; runs: the
 #                           cross-arch runs of t_crossarch, one per round, set up and
 #                           discarded each way, and whether the pristine tree stays
@@ -52,9 +54,9 @@ guest_lock
 : "${BENCH_SCALE:=1000 10000 50000}" "${BENCH_META:=10000}" "${BENCH_DATA:=64}"
 : "${BENCH_SIZES:=4k 1m 64m 1g 1g-sparse}" "${BENCH_DISK:=8G}"
 : "${BENCH_CONFIGS:=bare cowlinkfs-flag cowlinkfs-all overlayfs mergerfs cowdancer reflink hardlinks}"
-: "${BENCH_WORKLOADS:=data meta brk tree scale clone}" "${BENCH_PROFILE:=}" "${BENCH_DROP:=1}"
+: "${BENCH_WORKLOADS:=data meta warm brk tree scale clone}" "${BENCH_PROFILE:=}" "${BENCH_DROP:=1}"
 for w in $BENCH_WORKLOADS; do
-	case $w in data | meta | brk | tree | scale | clone | edits | runs) ;;
+	case $w in data | meta | warm | brk | tree | scale | clone | edits | runs) ;;
 	*) echo "BENCH_WORKLOADS: no workload '$w'" >&2; exit 2 ;;
 	esac
 done
