@@ -152,15 +152,111 @@ test_socket_bound_at_one_name_accepts_at_another() {
 	rm -f /tmp/shared-ready /tmp/shared-srv
 }
 
-# Documented limit (cowlinkfs.rst, "Limits"): a stacked inode is not the
-# lower one, and the pipe of a FIFO and the socket bound at a name live in
-# the inode opened or bound: a FIFO opened in the lower directory and
-# through the mount are two pipes, and a socket bound on one side refuses
-# connections made on the other (unix_find_bsd() looks sockets up by the
-# inode).  This checks it stays what the rst says.
-test_fifo_and_socket_across_the_lower_dir_stay_apart() {
+# Repro 05's part across the lower directory: a FIFO opened through the
+# mount opens the lower FIFO (fs/cowlinkfs/fifo.c), so a writer on one
+# side meets a reader on the other, both ways, through hard links too.
+test_fifo_meets_across_the_mount_and_the_lower_dir() {
 	mkfifo $M/p
-	! meet $L/p $M/p || fail "FIFO met across the lower dir: update the rst"
+	check_meet $L/p $M/p "lower writer, mount reader"
+	check_meet $M/p $L/p "mount writer, lower reader"
+	ln $L/p $L/q
+	check_meet $L/q $M/p "lower writer on another name"
+	check_meet $M/q $L/p "mount writer on another name"
+	check_meet $M/p $M/p "one name through the mount"
+}
+
+# What a process sees of a FIFO through the mount, step by step (try fifo:
+# open rules, F_SETFL's O_NONBLOCK and packet mode, SIGIO to the owner,
+# FIONREAD, poll, POLLHUP and EOF, EPIPE), is what it sees on the lower
+# fs, whichever side each end is opened on.
+test_fifo_behaves_as_on_the_lower_fs() {
+	mkfifo $L/p
+	bare=$(try fifo $L/p $L/p | head -n 1)
+	case $bare in
+	*sigio=1*fionread=5*bytes=hello*read-packet=3*) ;;
+	*) fail "bare lower: $bare" ;;
+	esac
+	check_eq "$(try fifo $M/p $M/p | head -n 1)" "$bare" "through the mount"
+	check_eq "$(try fifo $L/p $M/p | head -n 1)" "$bare" "reader below, writer through the mount"
+	check_eq "$(try fifo $M/p $L/p | head -n 1)" "$bare" "reader through the mount, writer below"
+}
+
+# Documented limit (cowlinkfs.rst, "Limits"): a FIFO opened through the
+# mount is not a pipe to the VFS (get_pipe_info() knows one by its file
+# operations): F_GETPIPE_SZ gets EBADF and a splice into it EINVAL, which
+# the lower fs's FIFO takes.  This checks it stays what the rst says.
+test_fifo_through_the_mount_is_no_pipe_to_splice() {
+	mkfifo $L/p
+	bare=$(try fifo $L/p $L/p | tail -n 1)
+	case $bare in
+	"pipe-only: getpipe-sz="[0-9]*" splice-in=3") ;;
+	*) fail "bare lower: $bare" ;;
+	esac
+	check_eq "$(try fifo $M/p $M/p | tail -n 1)" "pipe-only: getpipe-sz=EBADF splice-in=EINVAL" \
+		"through the mount"
+}
+
+# A reader waiting in open(2) through the mount for a writer (in the
+# lower fs's fifo_open()) is ended by a signal and leaves no reader on
+# the lower FIFO: a non-blocking writer then gets ENXIO on both sides.
+test_fifo_open_waiting_for_a_writer_ends_on_a_signal_and_leaves_no_reader() {
+	mkfifo $M/p
+	cat $M/p >/dev/null &
+	rd=$!
+	i=0
+	until grep -qE 'fifo_open|wait_for_partner' /proc/$rd/wchan 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || break
+		sleep 0.1
+	done
+	[ $i -lt 100 ] || fail "the reader never waited in the open: $(cat /proc/$rd/wchan 2>&1)"
+	kill -TERM $rd
+	st=0
+	wait $rd || st=$?
+	check_eq "$st" 143 "the reader's exit status (SIGTERM)"
+	check_eq "$(try open $L/p wn)" ENXIO "a non-blocking writer below"
+	check_eq "$(try open $M/p wn)" ENXIO "a non-blocking writer through the mount"
+}
+
+# relatime decides on the times the lower FIFO has at the read: a read
+# after a write updates the atime, through the mount as below (a write
+# through either side sets the lower FIFO's mtime).
+test_fifo_read_after_a_write_updates_the_atime_as_below() {
+	mkfifo $L/p
+	for side in $L $M; do
+		exec 3<>$side/p
+		echo a >&3
+		read -r _ <&3
+		a1=$(stat -c %X $L/p)
+		sleep 1.1
+		echo b >&3
+		read -r _ <&3
+		a2=$(stat -c %X $L/p)
+		exec 3>&-
+		[ "$a2" -gt "$a1" ] || fail "$side: the atime stayed $a1 after a read of a write"
+	done
+}
+
+# O_NOATIME is for the owner the lower FIFO has now, not the one our
+# inode cached: after a chown in the lower directory the old owner is
+# refused, as on the lower fs.
+test_fifo_noatime_open_checks_the_owner_below() {
+	mkfifo $M/p
+	chown 1000:1000 $M/p
+	chown 0:0 $L/p
+	for p in $L/p $M/p; do
+		check_eq "$(as_user perl -MFcntl=O_RDONLY,O_NONBLOCK,O_NOATIME -e \
+			'print sysopen(F, $ARGV[0], O_RDONLY | O_NONBLOCK | O_NOATIME) ? "OK\n" : "$!\n"' $p)" \
+			"Operation not permitted" "O_NOATIME open of $p by the old owner"
+	done
+}
+
+# Documented limit (cowlinkfs.rst, "Limits"): a socket is found by the
+# inode of its path (unix_find_bsd(): d_backing_inode(), which is the
+# dentry's own inode in 6.1), and a stacked inode is not the lower one:
+# a socket bound on one side refuses connections made on the other.
+# This checks it stays what the rst says.
+test_socket_across_the_lower_dir_stays_apart() {
 	unixsock serve $L/sock /tmp/shared-ready >/dev/null &
 	srv=$!
 	wait_for_line /tmp/shared-ready ready

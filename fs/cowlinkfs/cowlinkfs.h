@@ -394,9 +394,13 @@ int cowlinkfs_truncate_path(struct file *file, loff_t size, struct path *path);
 loff_t cowlinkfs_llseek(struct file *file, loff_t offset, int whence);
 int cowlinkfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 int cowlinkfs_sync_evicted(struct super_block *sb);
+void cowlinkfs_file_accessed(struct file *file);
 long cowlinkfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 long cowlinkfs_compat_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg);
+
+/* fifo.c */
+extern const struct file_operations cowlinkfs_fifo_fops;
 
 /* readdir.c */
 extern const struct file_operations cowlinkfs_dir_fops;

@@ -742,7 +742,7 @@ static rwf_t cowlinkfs_iocb_to_rwf(int ifl)
  * of our mount decide (noatime, nodiratime, relatime, strictatime), on
  * the times the lower inode has now.  See cowlinkfs_update_time().
  */
-static void cowlinkfs_file_accessed(struct file *file)
+void cowlinkfs_file_accessed(struct file *file)
 {
 	if (file->f_flags & O_NOATIME)
 		return;

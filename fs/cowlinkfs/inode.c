@@ -214,6 +214,8 @@ struct inode *cowlinkfs_get_inode(struct super_block *sb, struct dentry *lower)
 	default:
 		inode->i_op = &cowlinkfs_special_iops;
 		init_special_inode(inode, mode, real->i_rdev);
+		if (S_ISFIFO(mode))
+			inode->i_fop = &cowlinkfs_fifo_fops;
 		break;
 	}
 	if (inode->i_state & I_NEW)

@@ -5,6 +5,7 @@
  * one) or the errno name, e.g. "EMLINK"; exits 0 either way, 2 on misuse.
  *
  *   try open PATH FLAGS        FLAGS: r w rw, plus a(ppend) t(runc) c(reat) x(cl)
+ *                              n(onblock)
  *   try write PATH OFF STRING  pwrite through O_WRONLY
  *   try append PATH STRING     write through O_WRONLY|O_APPEND
  *   try read PATH OFF LEN      pread, prints the bytes
@@ -33,6 +34,19 @@
  *                              as eof after a write(2) from a bad address,
  *                              which leaves an empty buffer in the pipe
  *   try statfs PATH            prints f_type in hex
+ *   try fifo READPATH WRITEPATH  a reader on READPATH and a writer on
+ *                              WRITEPATH of one FIFO, step by step: a
+ *                              non-blocking writer alone, a non-blocking
+ *                              reader alone and then with a writer,
+ *                              O_NONBLOCK cleared by F_SETFL (a read
+ *                              that blocks, ended by SIGALRM), SIGIO to
+ *                              the F_SETOWN owner, FIONREAD, poll, the
+ *                              bytes, packet mode set by F_SETFL
+ *                              (O_DIRECT), POLLHUP and EOF, EPIPE, an
+ *                              O_ASYNC reader closed before a write; one
+ *                              line of "step=result".  A second line has
+ *                              what only a pipe takes: F_GETPIPE_SZ, and
+ *                              splice(2) into the writer
  *   try holdwrite PATH SECONDS keep PATH open for writing
  *   try mount SRC DST [OPTIONS] | umount DST   mount(2) -t cowlinkfs
  *   try mmaphold PATH SECONDS STRING  map PATH MAP_SHARED|PROT_WRITE, close
@@ -79,8 +93,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/time.h>
 #include <sys/mman.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -125,6 +142,8 @@ static int open_flags(const char *s)
 		fl |= O_CREAT;
 	if (strchr(s, 'x'))
 		fl |= O_EXCL;
+	if (strchr(s, 'n'))
+		fl |= O_NONBLOCK;
 	return fl;
 }
 
@@ -648,6 +667,105 @@ static int op_splice(char **a)
 			  !strcmp(how, "nonblock") ? SPLICE_F_NONBLOCK : 0));
 }
 
+static volatile sig_atomic_t fifo_sigio;
+
+static void fifo_signal(int sig)
+{
+	if (sig == SIGIO)
+		fifo_sigio = 1;
+}
+
+/* Print "STEP=" and what R (a count, or -1 with errno) says. */
+static void fifo_step(const char *step, long r)
+{
+	const char *name = r < 0 ? strerrorname_np(errno) : NULL;
+
+	if (r < 0)
+		printf(" %s=%s", step, name ? name : "EUNKNOWN");
+	else
+		printf(" %s=%ld", step, r);
+}
+
+static int op_fifo(char **a)
+{
+	struct sigaction sa = { .sa_handler = fifo_signal };
+	struct itimerval tick = { { 0, 200000 }, { 0, 200000 } };
+	struct pollfd pfd = { .events = POLLIN };
+	char buf[64];
+	int r, w, n, p[2];
+
+	sigaction(SIGIO, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: EINTR */
+	signal(SIGPIPE, SIG_IGN);
+	printf("fifo:");
+	fifo_step("nbwriter-alone", open(a[1], O_WRONLY | O_NONBLOCK));
+	r = open(a[0], O_RDONLY | O_NONBLOCK);
+	if (r < 0)
+		return res(-1);
+	fifo_step("read-no-writer", read(r, buf, sizeof(buf)));
+	/* A reader below that a writer here never meets: EINTR, no hang. */
+	setitimer(ITIMER_REAL, &tick, NULL);
+	w = open(a[1], O_WRONLY);
+	setitimer(ITIMER_REAL, &(struct itimerval){ 0 }, NULL);
+	if (w < 0)
+		return res(-1);
+	fifo_step("read-empty", read(r, buf, sizeof(buf)));
+	fifo_step("clear-nonblock", fcntl(r, F_SETFL, 0));
+	/* Again and again: one that came before the read would not end it. */
+	setitimer(ITIMER_REAL, &tick, NULL);
+	fifo_step("read-blocks", read(r, buf, sizeof(buf)));
+	setitimer(ITIMER_REAL, &(struct itimerval){ 0 }, NULL);
+	fifo_step("setown", fcntl(r, F_SETOWN, getpid()));
+	fifo_step("async", fcntl(r, F_SETFL, O_ASYNC | O_NONBLOCK));
+	fifo_step("write", write(w, "hello", 5));
+	fifo_step("sigio", fifo_sigio);
+	fifo_step("fionread", ioctl(r, FIONREAD, &n) ? -1 : n);
+	pfd.fd = r;
+	fifo_step("poll", poll(&pfd, 1, 0) < 0 ? -1 : pfd.revents);
+	n = read(r, buf, sizeof(buf));
+	fifo_step("read", n);
+	printf(" bytes=%.*s", n > 0 ? n : 0, buf);
+	fifo_step("packet-mode", fcntl(w, F_SETFL, O_DIRECT));
+	if (write(w, "abc", 3) != 3 || write(w, "de", 2) != 2)
+		return res(-1);
+	fifo_step("read-packet", read(r, buf, sizeof(buf)));
+	fifo_step("read-packet", read(r, buf, sizeof(buf)));
+	close(w);
+	fifo_step("poll-closed", poll(&pfd, 1, 0) < 0 ? -1 : pfd.revents);
+	fifo_step("read-closed", read(r, buf, sizeof(buf)));
+	w = open(a[1], O_WRONLY | O_NONBLOCK);
+	close(r);
+	fifo_step("write-no-reader", write(w, "x", 1));
+	close(w);
+	/*
+	 * An O_ASYNC reader closed while another reader and a writer stay:
+	 * the write and the last writer's close signal the pipe's readers,
+	 * the one closed no longer among them.
+	 */
+	r = open(a[0], O_RDONLY | O_NONBLOCK);
+	n = open(a[1], O_RDONLY | O_NONBLOCK);
+	w = open(a[1], O_WRONLY | O_NONBLOCK);
+	if (r < 0 || n < 0 || w < 0 || fcntl(r, F_SETOWN, getpid()) ||
+	    fcntl(r, F_SETFL, O_ASYNC | O_NONBLOCK))
+		return res(-1);
+	close(r);
+	fifo_sigio = 0;
+	fifo_step("write-after-async-close", write(w, "z", 1));
+	close(w);
+	fifo_step("sigio-after-close", fifo_sigio);
+	fifo_step("other-reader", read(n, buf, sizeof(buf)));
+	close(n);
+	printf("\npipe-only:");
+	r = open(a[0], O_RDONLY | O_NONBLOCK);
+	w = open(a[1], O_WRONLY | O_NONBLOCK);
+	if (r < 0 || w < 0 || pipe(p) || write(p[1], "spl", 3) != 3)
+		return res(-1);
+	fifo_step("getpipe-sz", fcntl(w, F_GETPIPE_SZ));
+	fifo_step("splice-in", splice(p[0], NULL, w, NULL, 3, 0));
+	printf("\n");
+	return 0;
+}
+
 static int op_statfs(char **a)
 {
 	struct statfs st;
@@ -975,6 +1093,7 @@ static const struct op ops[] = {
 	{ "clone", 2, 2, op_clone },
 	{ "splice", 2, 3, op_splice },
 	{ "statfs", 1, 1, op_statfs },
+	{ "fifo", 2, 2, op_fifo },
 	{ "fdino", 3, 3, op_fdino },
 	{ "fdreport", 2, 2, op_fdreport },
 	{ "tmpfile", 3, 5, op_tmpfile },
