@@ -425,3 +425,15 @@ test_o_tmpfile_is_named_by_linkat() {
 	chmod 0555 $M/d
 	check_eq "$(as_user try tmpfile $M/d $M/d/v abc)" EACCES "a directory the user may not write"
 }
+
+# fstests knows the timestamp range of a filesystem by its type, not of
+# one stacked on another (generic/402 does not run): the range through
+# the mount is the lower fs's.  A time far past 2038 and one before 1970
+# set through the mount read back as the same times set on the lower fs.
+test_timestamp_range_is_the_lower_fs_s() {
+	for t in 2500-01-01 1901-12-14 1960-06-01; do
+		touch -d "$t UTC" $M/f $L/g
+		check_eq "$(stat -c %Y $M/f)" "$(stat -c %Y $L/g)" "$t: mtime through the mount"
+		check_eq "$(stat -c %Y $L/f)" "$(stat -c %Y $L/g)" "$t: mtime below"
+	done
+}

@@ -78,16 +78,22 @@ def results_of_part(results, sec):
     return out
 
 
+# "TEST MODE REASON"; a "notrun:WORDS" key may have spaces, up to the mode
+KNOWN_LINE = re.compile(r"^(notrun:.+?|\S+)\s+(flag|all|any)\s+(.+)$")
+
+
 def known_of(path):
     out = {}
     if os.path.exists(path):
         with open(path) as f:
-            for line in f:
+            for n, line in enumerate(f, 1):
                 line = line.strip()
                 if not line or line.startswith("#"):
                     continue
-                test, mode, reason = line.split(None, 2)
-                out[(test, mode)] = reason
+                m = KNOWN_LINE.match(line)
+                if not m:
+                    sys.exit(f"{path}:{n}: not TEST MODE REASON: {line}")
+                out[(m.group(1), m.group(2))] = m.group(3)
     return out
 
 
