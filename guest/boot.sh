@@ -91,11 +91,12 @@ timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$log" 
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" = 124 ] && echo "boot: guest timed out after $timeout s" >&2
-# What the guest left on the tests disk: results/tap, results/dmesg, ...
+# What the guest left on the tests disk: results/tap, results/dmesg, the
+# figures tests measured (tests/lib.sh measured()), ...
 out=$COWLINKFS_LOGS/results-$mode$ARCH_SUFFIX
 rm -rf "$out"
 mkdir -p "$out"
-for f in tap dmesg bench.csv profile.txt; do
+for f in tap dmesg bench.csv profile.txt measured; do
 	debugfs -R "dump /results/$f $out/$f" "$run/tests.img" >/dev/null 2>&1 || true
 done
 # and the whole log of each failed test

@@ -12,6 +12,13 @@ check_eq() {
 	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
 }
 
+# measured WHAT: a figure the test measured, for the record: a passing
+# test's output is not kept, this file is (results-MODE/measured on the
+# host).
+measured() {
+	echo "$FS: $*" >>/t/results/measured
+}
+
 # The xattr namespace for plain xattr tests: tmpfs has no user.* xattrs
 # before Linux 6.6, so there the tests (which run as root) use trusted.*.
 # shellcheck disable=SC2034 # used by the t_*.sh files that source this
