@@ -391,6 +391,39 @@ unset multiplot
             sys.stderr.write("bench-report: gnuplot (%s): %s\n" % (ext, r.stderr.strip()[-300:]))
 
 
+def meta_plot(out, lower, summary, workloads):
+    """The metadata path, cold and warm side by side: median ratio to the
+    bare lower per step, with its limit, for cowlinkfs and overlayfs."""
+    steps = [w for w in workloads if w in META_LIMITS]
+    if not shutil.which("gnuplot") or not steps:
+        return
+    cfgs = ["cowlinkfs-flag", "cowlinkfs-all", "overlayfs"]
+    dat = os.path.join(out, "meta-%s.dat" % lower)
+    with open(dat, "w") as f:
+        for w in steps:
+            row = [summary[(lower, w)].get(c, {}).get("ratio") for c in cfgs]
+            f.write("%s %s %.2f\n" % (w, " ".join("%.4f" % r if r else "NaN" for r in row),
+                                       META_LIMITS[w]))
+    for term, ext in (("svg size 1200,500", "svg"), ("pngcairo size 1200,500", "png")):
+        script = """
+set terminal %(term)s noenhanced
+set output '%(out)s/meta-%(lower)s.%(ext)s'
+set title 'metadata on %(lower)s, caches dropped (meta-, tree-) and warm (warm-): median time as a ratio to the bare lower; the line is the limit'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set yrange [0.8:*]
+set grid ytics
+set xtics rotate by -40 font ',8'
+set key below horizontal
+plot '%(dat)s' using 2:xtic(1) title 'cowlinkfs cow=flag', '' using 3 title 'cowlinkfs cow=all', \\
+     '' using 4 title 'overlayfs', '' using 0:5:(0.45) with xerrorbars pt 0 lc 'black' lw 2 title 'limit'
+""" % {"term": term, "out": out, "lower": lower, "ext": ext, "dat": dat}
+        r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+        if r.returncode:
+            sys.stderr.write("bench-report: gnuplot (%s): %s\n" % (ext, r.stderr.strip()[-300:]))
+
+
 def main():
     results, out = sys.argv[1], sys.argv[2]
     src = os.path.join(results, "bench.csv")
@@ -446,6 +479,7 @@ def main():
         if workloads[lower]:
             scale_files = sorted({int(w.split("@")[1]) for w in workloads[lower] if "@" in w})
             gnuplot(out, lower, summary, workloads[lower], scale_files)
+            meta_plot(out, lower, summary, workloads[lower])
     for lower, figs in runs.items():
         runs_plot(out, lower, figs)
     print("\nbench: figures, ratios and plots in %s" % out)
