@@ -264,6 +264,13 @@ test_socket_across_the_lower_dir_stays_apart() {
 	unixsock connect $L/sock x >/dev/null
 	wait $srv
 	rm -f /tmp/shared-ready
+	unixsock serve $M/sock2 /tmp/shared-ready >/dev/null &
+	srv=$!
+	wait_for_line /tmp/shared-ready ready
+	check_eq "$(unixsock connect $L/sock2 x)" ECONNREFUSED "bound through the mount, below"
+	unixsock connect $M/sock2 x >/dev/null
+	wait $srv
+	rm -f /tmp/shared-ready
 }
 
 # Lookups of N names of one FIFO allocate one cowlinkfs inode, not N: the
@@ -365,7 +372,16 @@ test_plain_hard_link_watch_sees_changes_through_another_name() {
 	wait_for_line /tmp/shared-watch MODIFY
 	chmod 600 $M/b
 	wait_for_line /tmp/shared-watch ATTRIB
+	# the first unlink is no deletion: a write after it comes first
 	rm $M/a
+	printf y >>$M/b
+	k=0
+	until [ "$(grep -cx MODIFY /tmp/shared-watch)" -ge 2 ]; do
+		k=$((k + 1))
+		[ $k -le 600 ] || fail "no second MODIFY: $(cat /tmp/shared-watch)"
+		sleep 0.1
+	done
+	! grep -qx DELETE_SELF /tmp/shared-watch || fail "DELETE_SELF at the first of two unlinks"
 	rm $M/b
 	wait_for_line /tmp/shared-watch DELETE_SELF
 	wait $watcher || fail "watcher: $(cat /tmp/shared-watch)"
