@@ -273,6 +273,22 @@ test_socket_across_the_lower_dir_stays_apart() {
 	rm -f /tmp/shared-ready
 }
 
+# Documented limit (cowlinkfs.rst, "Limits"): a lock lives on the VFS
+# inode it was taken through, and a stacked inode is not the lower one:
+# an flock taken in the lower directory does not exclude one through the
+# mount.  This checks it stays what the rst says.
+test_flock_below_and_through_the_mount_do_not_meet() {
+	echo x >$L/a
+	exec 3<$L/a
+	flock -x 3 || fail "flock below"
+	exec 4<$M/a
+	if ! flock -n -x 4; then
+		exec 3<&- 4<&-
+		fail "an flock below excluded one through the mount: update the rst"
+	fi
+	exec 3<&- 4<&-
+}
+
 # Lookups of N names of one FIFO allocate one cowlinkfs inode, not N: the
 # slab's active objects grow by far less than N.  Serial: the count is
 # the whole machine's.

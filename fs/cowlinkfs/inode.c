@@ -74,10 +74,10 @@ void cowlinkfs_copyattr(struct inode *inode)
  * cowlinkfs_owner_or_capable - inode_owner_or_capable() on fresh attributes
  * @inode: cowlinkfs inode
  *
- * Each name has its own cowlinkfs inode, whose owner may be stale after a
- * chown through another name or in the lower directory, and the VFS
- * checked ownership on it as it was: refresh it and check again, before
- * anything is copied or changed.
+ * Our inode's owner may be stale after a chown through another name of a
+ * COW file (each has an inode of its own) or in the lower directory, and
+ * the VFS checked ownership on it as it was: refresh it and check again,
+ * before anything is copied or changed.
  *
  * Return: true if the caller owns the file or has CAP_FOWNER.
  */
