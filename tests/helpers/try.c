@@ -34,6 +34,9 @@
  *                              as eof after a write(2) from a bad address,
  *                              which leaves an empty buffer in the pipe
  *   try statfs PATH            prints f_type in hex
+ *   try extsize PATH [BYTES]   FS_IOC_FSSETXATTR with BYTES as the extent
+ *                              size hint (and FS_XFLAG_EXTSIZE), then
+ *                              prints the hint FS_IOC_FSGETXATTR gives
  *   try fifo READPATH WRITEPATH  a reader on READPATH and a writer on
  *                              WRITEPATH of one FIFO, step by step: a
  *                              non-blocking writer alone, a non-blocking
@@ -667,6 +670,24 @@ static int op_splice(char **a)
 			  !strcmp(how, "nonblock") ? SPLICE_F_NONBLOCK : 0));
 }
 
+static int op_extsize(char **a)
+{
+	struct fsxattr fsx;
+	int fd = open(a[0], O_RDONLY);
+
+	if (fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fsx))
+		return res(-1);
+	if (a[1]) {
+		fsx.fsx_extsize = atoi(a[1]);
+		fsx.fsx_xflags |= FS_XFLAG_EXTSIZE;
+		if (ioctl(fd, FS_IOC_FSSETXATTR, &fsx) ||
+		    ioctl(fd, FS_IOC_FSGETXATTR, &fsx))
+			return res(-1);
+	}
+	printf("%u\n", fsx.fsx_extsize);
+	return 0;
+}
+
 static volatile sig_atomic_t fifo_sigio;
 
 static void fifo_signal(int sig)
@@ -1094,6 +1115,7 @@ static const struct op ops[] = {
 	{ "splice", 2, 3, op_splice },
 	{ "statfs", 1, 1, op_statfs },
 	{ "fifo", 2, 2, op_fifo },
+	{ "extsize", 1, 2, op_extsize },
 	{ "fdino", 3, 3, op_fdino },
 	{ "fdreport", 2, 2, op_fdreport },
 	{ "tmpfile", 3, 5, op_tmpfile },
