@@ -377,6 +377,64 @@ test_plain_hard_link_locks_conflict_across_names() {
 	rm -f /tmp/shared-hold
 }
 
+# flock(2) and fcntl(2) locks conflict across two names of a FIFO and of
+# a device node, as across a plain hard link's (try hold opens read-write,
+# which a FIFO allows without a partner, and gives the other name's
+# read-only open a writer).
+test_fifo_and_device_locks_conflict_across_names() {
+	mkfifo $M/p
+	ln $M/p $M/q
+	locked_through $M/p $M/q
+	locked_through $M/q $M/p
+	mknod $M/c c 1 3
+	ln $M/c $M/c2
+	locked_through $M/c $M/c2
+	rm -f /tmp/shared-hold
+}
+
+# An inotify watch on one name of a FIFO or a device node sees a write,
+# an attribute change and the last unlink made through another name.
+test_fifo_and_device_watch_sees_changes_through_another_name() {
+	mkfifo $M/p
+	ln $M/p $M/q
+	mknod $M/c c 1 3
+	ln $M/c $M/c2
+	for n in p c; do
+		o=q
+		[ $n = p ] || o=c2
+		bg_start /tmp/shared-watch fsnote watch $M/$n /tmp/shared-ready 60
+		watcher=$BG
+		wait_for_line /tmp/shared-ready ready
+		exec 3<>$M/$o
+		printf x >&3
+		exec 3>&-
+		wait_for_line /tmp/shared-watch MODIFY
+		chmod 600 $M/$o
+		wait_for_line /tmp/shared-watch ATTRIB
+		rm $M/$n $M/$o
+		wait_for_line /tmp/shared-watch DELETE_SELF
+		wait $watcher || fail "$n: watcher: $(cat /tmp/shared-watch)"
+		rm -f /tmp/shared-watch /tmp/shared-ready
+	done
+}
+
+# Under cow=all too, FIFOs, symlinks and device nodes do not break: their
+# names share one inode and two names of a FIFO meet.
+test_special_files_share_under_cow_all() {
+	umount $M
+	mount_clfs cow=all
+	mkfifo $M/p
+	ln $M/p $M/q
+	check_meet $M/p $M/q "FIFO names under cow=all"
+	mknod $M/c c 1 3
+	ln $M/c $M/c2
+	chmod 600 $M/c2
+	check_eq "$(mode $M/c)" 600 "device node chmod through another name"
+	ln -s t $M/s
+	ln -P $M/s $M/s2
+	check_eq "$(stat -c %h $M/s)" 2 "symlink links"
+}
+
 # An inotify watch on one name sees a write, an attribute change and the
 # last unlink made through another name.
 test_plain_hard_link_watch_sees_changes_through_another_name() {
