@@ -377,6 +377,22 @@ test_plain_hard_link_locks_conflict_across_names() {
 	rm -f /tmp/shared-hold
 }
 
+# Helper watched_through WATCHED OTHER: an inotify watch on WATCHED (the
+# watcher's pid in $watcher, its events in /tmp/shared-watch) sees a
+# write and a chmod made through OTHER.  The write is through a
+# read-write descriptor, which a FIFO opens without a partner.
+watched_through() {
+	bg_start /tmp/shared-watch fsnote watch "$1" /tmp/shared-ready 60
+	watcher=$BG
+	wait_for_line /tmp/shared-ready ready
+	exec 3<>"$2"
+	printf x >&3
+	exec 3>&-
+	wait_for_line /tmp/shared-watch MODIFY
+	chmod 600 "$2"
+	wait_for_line /tmp/shared-watch ATTRIB
+}
+
 # flock(2) and fcntl(2) locks conflict across two names of a FIFO and of
 # a device node, as across a plain hard link's (try hold opens read-write,
 # which a FIFO allows without a partner, and gives the other name's
@@ -402,15 +418,7 @@ test_fifo_and_device_watch_sees_changes_through_another_name() {
 	for n in p c; do
 		o=q
 		[ $n = p ] || o=c2
-		bg_start /tmp/shared-watch fsnote watch $M/$n /tmp/shared-ready 60
-		watcher=$BG
-		wait_for_line /tmp/shared-ready ready
-		exec 3<>$M/$o
-		printf x >&3
-		exec 3>&-
-		wait_for_line /tmp/shared-watch MODIFY
-		chmod 600 $M/$o
-		wait_for_line /tmp/shared-watch ATTRIB
+		watched_through $M/$n $M/$o
 		rm $M/$n $M/$o
 		wait_for_line /tmp/shared-watch DELETE_SELF
 		wait $watcher || fail "$n: watcher: $(cat /tmp/shared-watch)"
@@ -439,13 +447,7 @@ test_special_files_share_under_cow_all() {
 # last unlink made through another name.
 test_plain_hard_link_watch_sees_changes_through_another_name() {
 	plain_pair
-	bg_start /tmp/shared-watch fsnote watch $M/a /tmp/shared-ready 60
-	watcher=$BG
-	wait_for_line /tmp/shared-ready ready
-	printf x >>$M/b
-	wait_for_line /tmp/shared-watch MODIFY
-	chmod 600 $M/b
-	wait_for_line /tmp/shared-watch ATTRIB
+	watched_through $M/a $M/b
 	# the first unlink is no deletion: a write after it comes first
 	rm $M/a
 	printf y >>$M/b
